@@ -158,7 +158,9 @@ public final class KafkaPublisher implements Publisher {
         // Refused before it left the client: keep the aggregate's later events back.
         failedAggregates.put(aggregate, m.id());
         if (early instanceof TimeoutException || early instanceof IllegalStateException) {
-          stopBatch = "not sent: an earlier event of this batch could not be sent (" + early + ")";
+          stopBatch =
+              "not sent: an earlier event of this batch could not be sent: "
+                  + describe(early, topic);
         }
       }
       results.add(sent);
@@ -203,13 +205,8 @@ public final class KafkaPublisher implements Publisher {
 
   /** Classifies what the producer reported for one record. */
   static PublishResult classify(Throwable error, String topic) {
-    Throwable e = error;
-    while ((e instanceof CompletionException || e instanceof ExecutionException)
-        && e.getCause() != null) {
-      e = e.getCause();
-    }
-    String reason =
-        "Kafka topic " + topic + ": " + e.getClass().getSimpleName() + ": " + e.getMessage();
+    Throwable e = unwrap(error);
+    String reason = describe(e, topic);
     if (e instanceof RecordTooLargeException
         || e instanceof RecordBatchTooLargeException
         || e instanceof InvalidTopicException
@@ -219,6 +216,20 @@ public final class KafkaPublisher implements Publisher {
       return PublishResult.permanent(reason);
     }
     return PublishResult.retryable(reason);
+  }
+
+  private static Throwable unwrap(Throwable error) {
+    Throwable e = error;
+    while ((e instanceof CompletionException || e instanceof ExecutionException)
+        && e.getCause() != null) {
+      e = e.getCause();
+    }
+    return e;
+  }
+
+  private static String describe(Throwable error, String topic) {
+    Throwable e = unwrap(error);
+    return "Kafka topic " + topic + ": " + e.getClass().getSimpleName() + ": " + e.getMessage();
   }
 
   /** One record's result, completed by its callback. */

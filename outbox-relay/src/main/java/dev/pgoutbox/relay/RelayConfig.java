@@ -182,8 +182,6 @@ public final class RelayConfig {
         + ordering
         + ", pollInterval="
         + pollInterval
-        + ", wakeUp="
-        + (listenForNotifications ? "notify" : "poll-only")
         + ", maxAttempts="
         + maxAttempts
         + ", publishTimeout="

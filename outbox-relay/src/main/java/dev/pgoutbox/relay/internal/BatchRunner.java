@@ -133,6 +133,10 @@ public final class BatchRunner {
     }
 
     List<PublishResult> results = publish(batch);
+    if (Thread.currentThread().isInterrupted()) {
+      // stop() gave up on this batch: roll it back rather than record attempts.
+      throw new InterruptedException("interrupted while publishing");
+    }
     for (int i = 0; i < batch.size(); i++) {
       OutboxMessage message = batch.get(i);
       ClaimedRow row = batchRows.get(i);

@@ -119,11 +119,12 @@ public final class Claimer {
   }
 
   /**
-   * Each head and the run behind it, oldest head first, until the batch is full. One aggregate
-   * takes at most half a batch when others wait, so a hot aggregate cannot crowd them out.
+   * Each head and the run behind it. The batch is shared evenly among the locked heads, so every
+   * aggregate this relay holds moves forward in this batch (no head is locked in vain, keeping
+   * other relays out for nothing), and a hot aggregate cannot crowd the others out.
    */
   private List<ClaimedRow> fetchRuns(DSLContext tx, List<Record3<String, String, Long>> heads) {
-    int perAggregate = heads.size() == 1 ? batchSize : Math.max(1, (batchSize + 1) / 2);
+    int perAggregate = Math.max(1, batchSize / heads.size());
     List<Row3<String, String, Long>> headRows = new ArrayList<>(heads.size());
     for (Record3<String, String, Long> head : heads) {
       headRows.add(row(head.value1(), head.value2(), head.value3()));

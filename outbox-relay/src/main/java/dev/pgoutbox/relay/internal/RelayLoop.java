@@ -38,6 +38,8 @@ public final class RelayLoop implements Runnable {
   private volatile boolean running;
   private volatile @Nullable Thread worker;
   private @Nullable ScheduledFuture<?> scheduled;
+  // A running task's future still cancels "successfully": only cancel one that has not started.
+  private boolean taskRunning;
   private boolean wokenUp = true;
   private long nextPollNanos = System.nanoTime();
   private Duration errorBackoff = INITIAL_ERROR_BACKOFF;
@@ -70,11 +72,21 @@ public final class RelayLoop implements Runnable {
 
   @Override
   public void run() {
+    synchronized (this) {
+      if (!running) {
+        finish();
+        return;
+      }
+      taskRunning = true;
+    }
     worker = Thread.currentThread();
     try {
       step();
     } finally {
       worker = null;
+      synchronized (this) {
+        taskRunning = false;
+      }
     }
   }
 
@@ -152,7 +164,7 @@ public final class RelayLoop implements Runnable {
   public boolean stop(Duration timeout) throws InterruptedException {
     synchronized (this) {
       running = false;
-      if (scheduled != null && scheduled.cancel(false)) {
+      if (!taskRunning && scheduled != null && scheduled.cancel(false)) {
         finish();
       }
     }

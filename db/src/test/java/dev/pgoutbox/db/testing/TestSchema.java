@@ -120,6 +120,20 @@ public final class TestSchema implements BeforeAllCallback, AfterAllCallback {
     return DSL.using(dataSource, SQLDialect.POSTGRES, OutboxSchema.jooqSettings(schema));
   }
 
+  /** The first column of the first row of {@code sql}, as a long (counts, sums). */
+  public long queryLong(String sql) {
+    try (Connection connection = dataSource.getConnection();
+        Statement statement = connection.createStatement();
+        var result = statement.executeQuery(sql)) {
+      if (!result.next()) {
+        throw new IllegalStateException("no row: " + sql);
+      }
+      return result.getLong(1);
+    } catch (SQLException e) {
+      throw new IllegalStateException(sql + ": " + e.getMessage(), e);
+    }
+  }
+
   /** Runs {@code sql} on a pooled connection, for test set-up. */
   public void execute(String sql) {
     try (Connection connection = dataSource.getConnection();

@@ -1,0 +1,49 @@
+package dev.pgoutbox.relay;
+
+import static java.util.Objects.requireNonNull;
+
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.SQLException;
+import java.util.Properties;
+
+/**
+ * Opens the relay's dedicated {@code LISTEN} connection: unpooled, because a pool may reset,
+ * validate or retire a connection at any time, and a notification that arrives on a connection the
+ * pool just closed is lost.
+ *
+ * <pre>{@code
+ * ConnectionFactory listen = ConnectionFactory.of("jdbc:postgresql://db:5432/app", "relay", secret);
+ * }</pre>
+ */
+@FunctionalInterface
+public interface ConnectionFactory {
+
+  /** A new connection; the caller closes it. */
+  Connection open() throws SQLException;
+
+  /**
+   * Connections from {@link DriverManager}, with {@code tcpKeepAlive=true} so that a dead peer is
+   * noticed even while the connection only waits.
+   */
+  static ConnectionFactory of(String jdbcUrl, String user, String password) {
+    requireNonNull(jdbcUrl, "jdbcUrl must not be null");
+    Properties properties = new Properties();
+    if (user != null) {
+      properties.setProperty("user", user);
+    }
+    if (password != null) {
+      properties.setProperty("password", password);
+    }
+    return of(jdbcUrl, properties);
+  }
+
+  /** Connections from {@link DriverManager} with these properties, plus {@code tcpKeepAlive}. */
+  static ConnectionFactory of(String jdbcUrl, Properties properties) {
+    requireNonNull(jdbcUrl, "jdbcUrl must not be null");
+    Properties copy = new Properties();
+    copy.putAll(properties);
+    copy.putIfAbsent("tcpKeepAlive", "true");
+    return () -> DriverManager.getConnection(jdbcUrl, copy);
+  }
+}

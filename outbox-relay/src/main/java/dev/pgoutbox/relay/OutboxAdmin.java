@@ -1,0 +1,353 @@
+package dev.pgoutbox.relay;
+
+import static dev.pgoutbox.db.jooq.Tables.OUTBOX_DEAD_LETTERS;
+import static dev.pgoutbox.db.jooq.Tables.OUTBOX_EVENTS;
+import static java.util.Objects.requireNonNull;
+import static org.jooq.impl.DSL.selectOne;
+
+import dev.pgoutbox.core.OutboxException;
+import dev.pgoutbox.db.OutboxSchema;
+import dev.pgoutbox.db.jooq.tables.OutboxEvents;
+import dev.pgoutbox.relay.internal.Sql;
+import java.time.Duration;
+import java.time.OffsetDateTime;
+import java.util.List;
+import java.util.UUID;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
+import javax.sql.DataSource;
+import org.jooq.Condition;
+import org.jooq.DSLContext;
+import org.jooq.Record1;
+import org.jooq.SQLDialect;
+import org.jooq.exception.DataAccessException;
+import org.jooq.impl.DSL;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Operations on an outbox: its backlog, its dead letters, and retention.
+ *
+ * <pre>{@code
+ * OutboxAdmin admin = OutboxAdmin.create(dataSource, "outbox");
+ * admin.stats();                                   // pending, lag, dead letters, blocked aggregates
+ * admin.deadLetters(50, 0).forEach(d -> log.info("{} {}", d.id(), d.lastError()));
+ * admin.retry(eventId);                            // publish it again, then the events behind it
+ * admin.scheduleRetention(executor, Duration.ofHours(1), Duration.ofDays(7), 1_000);
+ * }</pre>
+ *
+ * Each method runs in its own short transaction(s) on the given data source. Thread-safe.
+ */
+public final class OutboxAdmin {
+
+  private static final Logger LOG = LoggerFactory.getLogger(OutboxAdmin.class);
+
+  /** Largest page of {@link #deadLetters}. */
+  public static final int MAX_PAGE = 1_000;
+
+  /** Largest batch of {@link #purgeProcessed}. */
+  public static final int MAX_PURGE_BATCH = 100_000;
+
+  private final DSLContext dsl;
+  private final String schema;
+
+  private OutboxAdmin(DataSource dataSource, String schema) {
+    this.schema = schema;
+    this.dsl = DSL.using(dataSource, SQLDialect.POSTGRES, OutboxSchema.jooqSettings(schema));
+  }
+
+  /**
+   * Admin operations on the outbox in {@code schema}.
+   *
+   * @throws IllegalArgumentException if {@code schema} is not a plain identifier
+   */
+  public static OutboxAdmin create(DataSource dataSource, String schema) {
+    requireNonNull(dataSource, "dataSource must not be null");
+    return new OutboxAdmin(dataSource, OutboxSchema.requireValidName(schema));
+  }
+
+  /** Pending events, lag, dead letters, blocked aggregates and the oldest open transaction. */
+  public OutboxStats stats() {
+    return wrap(
+        "read the outbox stats",
+        () ->
+            new OutboxStats(
+                pendingCount(),
+                oldestPendingAge(),
+                deadLetterCount(),
+                blockedAggregates(),
+                oldestTransactionAge()));
+  }
+
+  /** Unprocessed events that are not dead. */
+  public long pendingCount() {
+    return wrap(
+        "count pending events",
+        () ->
+            dsl.selectCount()
+                .from(OUTBOX_EVENTS)
+                .where(OUTBOX_EVENTS.PROCESSED_AT.isNull())
+                .and(OUTBOX_EVENTS.DEAD_AT.isNull())
+                .fetchOne(0, Long.class));
+  }
+
+  /** Age of the oldest pending event, by database time; zero when nothing is pending. */
+  public Duration oldestPendingAge() {
+    return wrap(
+        "read the oldest pending event",
+        () -> {
+          Record1<Long> row =
+              dsl.select(
+                      DSL.field(
+                          "(extract(epoch from clock_timestamp() - {0}) * 1000)::bigint",
+                          Long.class, OUTBOX_EVENTS.CREATED_AT))
+                  .from(OUTBOX_EVENTS)
+                  .where(OUTBOX_EVENTS.PROCESSED_AT.isNull())
+                  .and(OUTBOX_EVENTS.DEAD_AT.isNull())
+                  .orderBy(OUTBOX_EVENTS.POSITION)
+                  .limit(1)
+                  .fetchOne();
+          return row == null ? Duration.ZERO : Duration.ofMillis(Math.max(0, row.value1()));
+        });
+  }
+
+  /** Dead events not yet retried or discarded. */
+  public long deadLetterCount() {
+    return wrap(
+        "count dead letters",
+        () -> dsl.selectCount().from(OUTBOX_DEAD_LETTERS).fetchOne(0, Long.class));
+  }
+
+  /** Aggregates whose oldest unprocessed event is dead or backing off. */
+  public long blockedAggregates() {
+    OutboxEvents e = OUTBOX_EVENTS.as("e");
+    OutboxEvents p = OUTBOX_EVENTS.as("p");
+    return wrap(
+        "count blocked aggregates",
+        () ->
+            dsl.selectCount()
+                .from(e)
+                .where(e.PROCESSED_AT.isNull())
+                .and(e.DEAD_AT.isNotNull().or(e.RETRY_AFTER.gt(DSL.currentOffsetDateTime())))
+                .andNotExists(
+                    selectOne()
+                        .from(p)
+                        .where(p.PROCESSED_AT.isNull())
+                        .and(p.AGGREGATE_TYPE.eq(e.AGGREGATE_TYPE))
+                        .and(p.AGGREGATE_ID.eq(e.AGGREGATE_ID))
+                        .and(p.POSITION.lt(e.POSITION)))
+                .fetchOne(0, Long.class));
+  }
+
+  /** Age of the oldest open transaction in this database (it holds back vacuum); zero if none. */
+  public Duration oldestTransactionAge() {
+    return wrap(
+        "read pg_stat_activity",
+        () -> {
+          Long millis =
+              dsl.resultQuery(
+                      "select coalesce(max((extract(epoch from clock_timestamp() - xact_start) * 1000)::bigint), 0)"
+                          + " from pg_stat_activity where datname = current_database()"
+                          + " and (backend_xid is not null or backend_xmin is not null)"
+                          + " and pid <> pg_backend_pid()")
+                  .fetchOne(0, Long.class);
+          return Duration.ofMillis(millis == null ? 0 : Math.max(0, millis));
+        });
+  }
+
+  /**
+   * A page of dead letters, oldest first.
+   *
+   * @param limit page size, 1 to {@value #MAX_PAGE}
+   * @param afterPosition 0 for the first page, else the last {@link DeadLetter#position()} seen
+   */
+  public List<DeadLetter> deadLetters(int limit, long afterPosition) {
+    if (limit < 1 || limit > MAX_PAGE) {
+      throw new IllegalArgumentException(
+          "limit must be between 1 and " + MAX_PAGE + ", was " + limit);
+    }
+    return wrap(
+        "list dead letters",
+        () ->
+            dsl.selectFrom(OUTBOX_DEAD_LETTERS)
+                .where(OUTBOX_DEAD_LETTERS.POSITION.gt(afterPosition))
+                .orderBy(OUTBOX_DEAD_LETTERS.POSITION)
+                .limit(limit)
+                .fetch(
+                    r ->
+                        new DeadLetter(
+                            r.getId(),
+                            r.getPosition(),
+                            r.getAggregateType(),
+                            r.getAggregateId(),
+                            r.getEventType(),
+                            r.getPayload() == null ? "null" : r.getPayload().data(),
+                            r.getAttempts(),
+                            r.getLastError(),
+                            r.getCreatedAt().toInstant(),
+                            r.getDeadAt().toInstant())));
+  }
+
+  /**
+   * Makes one unprocessed event (dead or backing off) due at once, with its attempts reset. Under
+   * strict ordering it is published before the events queued behind it.
+   *
+   * @return whether such an event existed
+   */
+  public boolean retry(UUID eventId) {
+    requireNonNull(eventId, "eventId must not be null");
+    int updated = resetWhere(OUTBOX_EVENTS.ID.eq(eventId), "retry event " + eventId);
+    if (updated > 0) {
+      LOG.info("pgoutbox-admin[{}] - Retrying event {}", schema, eventId);
+    }
+    return updated > 0;
+  }
+
+  /** Retries every dead or backing-off event of one aggregate; returns how many. */
+  public int retryAggregate(String aggregateType, String aggregateId) {
+    requireNonNull(aggregateType, "aggregateType must not be null");
+    requireNonNull(aggregateId, "aggregateId must not be null");
+    return resetWhere(
+        OUTBOX_EVENTS
+            .AGGREGATE_TYPE
+            .eq(aggregateType)
+            .and(OUTBOX_EVENTS.AGGREGATE_ID.eq(aggregateId))
+            .and(OUTBOX_EVENTS.DEAD_AT.isNotNull().or(OUTBOX_EVENTS.RETRY_AFTER.isNotNull())),
+        "retry aggregate " + aggregateType + "/" + aggregateId);
+  }
+
+  /** Retries every dead or backing-off event of one event type; returns how many. */
+  public int retryEventType(String eventType) {
+    requireNonNull(eventType, "eventType must not be null");
+    return resetWhere(
+        OUTBOX_EVENTS
+            .EVENT_TYPE
+            .eq(eventType)
+            .and(OUTBOX_EVENTS.DEAD_AT.isNotNull().or(OUTBOX_EVENTS.RETRY_AFTER.isNotNull())),
+        "retry event type " + eventType);
+  }
+
+  /**
+   * Deletes one dead letter for good. Under {@link DeadLetterPolicy#HOLD_AGGREGATE} this releases
+   * the events queued behind it.
+   *
+   * @return whether a dead letter with that id existed
+   */
+  public boolean discard(UUID eventId) {
+    requireNonNull(eventId, "eventId must not be null");
+    int deleted =
+        wrap(
+            "discard dead letter " + eventId,
+            () ->
+                dsl.deleteFrom(OUTBOX_EVENTS)
+                    .where(OUTBOX_EVENTS.ID.eq(eventId))
+                    .and(OUTBOX_EVENTS.DEAD_AT.isNotNull())
+                    .and(OUTBOX_EVENTS.PROCESSED_AT.isNull())
+                    .execute());
+    if (deleted > 0) {
+      LOG.info("pgoutbox-admin[{}] - Discarded dead letter {}", schema, eventId);
+    }
+    return deleted > 0;
+  }
+
+  /**
+   * Deletes processed events older than {@code olderThan}, {@code batchSize} rows per statement
+   * (each its own transaction, so locks and WAL bursts stay small), until none is left.
+   *
+   * @return rows deleted
+   */
+  public long purgeProcessed(Duration olderThan, int batchSize) {
+    requireNonNull(olderThan, "olderThan must not be null");
+    if (olderThan.isNegative()) {
+      throw new IllegalArgumentException("olderThan must not be negative, was " + olderThan);
+    }
+    if (batchSize < 1 || batchSize > MAX_PURGE_BATCH) {
+      throw new IllegalArgumentException(
+          "batchSize must be between 1 and " + MAX_PURGE_BATCH + ", was " + batchSize);
+    }
+    long total = 0;
+    while (true) {
+      int deleted =
+          wrap(
+              "purge processed events",
+              () ->
+                  dsl.deleteFrom(OUTBOX_EVENTS)
+                      .where(
+                          OUTBOX_EVENTS.ID.in(
+                              DSL.select(OUTBOX_EVENTS.ID)
+                                  .from(OUTBOX_EVENTS)
+                                  .where(
+                                      OUTBOX_EVENTS.PROCESSED_AT.lt(
+                                          Sql.clockTimestampPlus(olderThan.negated())))
+                                  .limit(batchSize)))
+                      .execute());
+      total += deleted;
+      if (deleted < batchSize) {
+        return total;
+      }
+    }
+  }
+
+  /**
+   * Runs {@link #purgeProcessed} every {@code every} on the host's executor. Failures are logged
+   * and the next run tries again. Cancel the returned future to stop.
+   */
+  public ScheduledFuture<?> scheduleRetention(
+      ScheduledExecutorService executor, Duration every, Duration olderThan, int batchSize) {
+    requireNonNull(executor, "executor must not be null");
+    if (every == null || every.isNegative() || every.isZero()) {
+      throw new IllegalArgumentException("every must be positive, was " + every);
+    }
+    purgeArgumentsCheck(olderThan, batchSize);
+    return executor.scheduleWithFixedDelay(
+        () -> {
+          try {
+            long purged = purgeProcessed(olderThan, batchSize);
+            if (purged > 0) {
+              LOG.info(
+                  "pgoutbox-admin[{}] - Retention purged {} processed events older than {}",
+                  schema,
+                  purged,
+                  olderThan);
+            }
+          } catch (RuntimeException e) {
+            LOG.warn("pgoutbox-admin[{}] - Retention failed, will retry: {}", schema, e.toString());
+          }
+        },
+        every.toMillis(),
+        every.toMillis(),
+        TimeUnit.MILLISECONDS);
+  }
+
+  private static void purgeArgumentsCheck(Duration olderThan, int batchSize) {
+    if (olderThan == null || olderThan.isNegative()) {
+      throw new IllegalArgumentException("olderThan must not be negative, was " + olderThan);
+    }
+    if (batchSize < 1 || batchSize > MAX_PURGE_BATCH) {
+      throw new IllegalArgumentException(
+          "batchSize must be between 1 and " + MAX_PURGE_BATCH + ", was " + batchSize);
+    }
+  }
+
+  private int resetWhere(Condition condition, String what) {
+    return wrap(
+        what,
+        () ->
+            dsl.update(OUTBOX_EVENTS)
+                .set(OUTBOX_EVENTS.ATTEMPTS, 0)
+                .set(OUTBOX_EVENTS.RETRY_AFTER, (OffsetDateTime) null)
+                .set(OUTBOX_EVENTS.DEAD_AT, (OffsetDateTime) null)
+                .where(OUTBOX_EVENTS.PROCESSED_AT.isNull())
+                .and(condition)
+                .execute());
+  }
+
+  private static <T> T wrap(String what, java.util.function.Supplier<T> action) {
+    try {
+      return action.get();
+    } catch (DataAccessException e) {
+      throw new OutboxException("Could not " + what + ": " + e.getMessage(), e);
+    }
+  }
+}

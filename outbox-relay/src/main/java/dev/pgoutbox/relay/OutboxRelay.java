@@ -1,0 +1,425 @@
+package dev.pgoutbox.relay;
+
+import static java.util.Objects.requireNonNull;
+
+import dev.pgoutbox.core.OutboxException;
+import dev.pgoutbox.db.OutboxSchema;
+import dev.pgoutbox.relay.internal.BatchRunner;
+import dev.pgoutbox.relay.internal.ListenConnections;
+import dev.pgoutbox.relay.internal.NotificationWaiter;
+import dev.pgoutbox.relay.internal.RelayLog;
+import dev.pgoutbox.relay.internal.RelayLoop;
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Pattern;
+import javax.sql.DataSource;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * Publishes committed outbox events: claims them, hands them to a {@link Publisher} in order per
+ * aggregate, and marks them published, retried with backoff, or dead.
+ *
+ * <pre>{@code
+ * OutboxRelay relay = OutboxRelay.builder()
+ *     .name("orders")
+ *     .dataSource(hikari)                    // the host's pool
+ *     .schema("outbox")
+ *     .publisher(kafkaPublisher)
+ *     .executor(Executors.newScheduledThreadPool(1, Thread.ofVirtual().factory()))
+ *     .config(RelayConfig.custom().batchSize(500).build())
+ *     .listener(new MicrometerRelayMetrics(registry, "orders"))
+ *     .build();
+ * relay.start();
+ * ...
+ * relay.close();                             // lets the batch in flight finish; loses nothing
+ * }</pre>
+ *
+ * <p><b>Threads.</b> The relay runs as a chain of short tasks on the host's executor and starts no
+ * thread of its own when given one. While events flow, one task of the chain runs at a time; while
+ * idle with notifications on, it waits on the executor's thread in slices of at most 250 ms, so
+ * give it an executor with a spare thread (or virtual threads). Without an executor the relay
+ * creates one single-thread executor, named after it, and shuts it down on {@link #close()}.
+ *
+ * <p><b>Delivery.</b> At least once: a relay that crashes after the broker's ack and before its
+ * commit publishes those events again, so consumers deduplicate by event id (see {@code Inbox}).
+ * Any number of relays, in any number of processes, may run against one outbox.
+ *
+ * <p>Thread-safe. {@link #start()} once; {@link #stop(Duration)} and {@link #close()} any time.
+ */
+public final class OutboxRelay implements AutoCloseable {
+
+  /** Longest relay name; it appears in log lines, metric tags and {@code application_name}. */
+  public static final int MAX_NAME_LENGTH = 48;
+
+  /** Default wait of {@link #close()} for the batch in flight. */
+  public static final Duration DEFAULT_STOP_TIMEOUT = Duration.ofSeconds(30);
+
+  /** A transaction open longer than this is reported as holding back vacuum. */
+  static final Duration VACUUM_WARNING_AGE = Duration.ofMinutes(10);
+
+  private static final Pattern NAME = Pattern.compile("[A-Za-z0-9][A-Za-z0-9._-]*");
+
+  private final String name;
+  private final DataSource dataSource;
+  private final String schema;
+  private final Publisher publisher;
+  private final RelayConfig config;
+  private final RelayListener listener;
+  private final @Nullable ConnectionFactory listenConnections;
+  private final @Nullable ScheduledExecutorService hostExecutor;
+  private final RelayLog log;
+  private final BatchRunner runner;
+  private final OutboxAdmin admin;
+
+  private State state = State.NEW;
+  private @Nullable ScheduledExecutorService executor;
+  private @Nullable RelayLoop loop;
+  private @Nullable ScheduledFuture<?> statsTask;
+
+  private enum State {
+    NEW,
+    RUNNING,
+    STOPPED
+  }
+
+  private OutboxRelay(Builder b) {
+    this.name = b.name;
+    this.dataSource = b.dataSource;
+    this.schema = b.schema;
+    this.publisher = b.publisher;
+    this.config = b.config;
+    this.listener = new SafeListener(b.listener, new RelayLog(b.name));
+    this.hostExecutor = b.executor;
+    this.log = new RelayLog(name);
+    this.listenConnections =
+        b.listenConnections != null
+            ? b.listenConnections
+            : ListenConnections.derive(b.dataSource, "pgoutbox-relay-" + name + "-listen");
+    this.runner =
+        new BatchRunner(
+            dataSource, OutboxSchema.jooqSettings(schema), publisher, config, listener, log);
+    this.admin = OutboxAdmin.create(dataSource, schema);
+  }
+
+  /** A builder; {@code dataSource} and {@code publisher} are required. */
+  public static Builder builder() {
+    return new Builder();
+  }
+
+  /** The relay's name, as in its log lines and metric tags. */
+  public String name() {
+    return name;
+  }
+
+  /** The relay's settings. */
+  public RelayConfig config() {
+    return config;
+  }
+
+  /**
+   * Starts relaying on the executor and logs the effective configuration once.
+   *
+   * @throws IllegalStateException if already started or stopped
+   * @throws OutboxException if the outbox table does not exist in the schema
+   */
+  public synchronized void start() {
+    if (state != State.NEW) {
+      throw new IllegalStateException("relay " + name + " was already started");
+    }
+    checkSchema();
+    boolean ownExecutor = hostExecutor == null;
+    ScheduledExecutorService exec =
+        ownExecutor
+            ? Executors.newSingleThreadScheduledExecutor(
+                Thread.ofPlatform().name("pgoutbox-relay-" + name).daemon(true).factory())
+            : hostExecutor;
+    NotificationWaiter waiter = null;
+    String wakeUp;
+    if (!config.listenForNotifications()) {
+      wakeUp = "poll-only every " + config.pollInterval();
+    } else if (listenConnections == null) {
+      wakeUp = "poll-only every " + config.pollInterval();
+      log.warn(
+          "Cannot derive an unpooled LISTEN connection from {}; polling every {}. Pass"
+              + " listenConnections(ConnectionFactory.of(url, user, password)) to be woken up.",
+          dataSource.getClass().getName(),
+          config.pollInterval());
+    } else {
+      String channel = OutboxSchema.notifyChannel(schema);
+      waiter = new NotificationWaiter(listenConnections, channel, log, config.errorBackoffMax());
+      wakeUp = "LISTEN " + channel + ", fallback poll every " + config.pollInterval();
+    }
+    RelayLoop newLoop =
+        new RelayLoop(
+            exec,
+            runner,
+            waiter,
+            config.batchSize(),
+            config.pollInterval(),
+            config.errorBackoffMax(),
+            listener,
+            log);
+    executor = exec;
+    loop = newLoop;
+    state = State.RUNNING;
+    log.info(
+        "Started (schema={}, {}, wakeUp={}, publisher={}, executor={})",
+        schema,
+        config,
+        wakeUp,
+        publisher.getClass().getName(),
+        ownExecutor ? "own single thread" : "host's");
+    newLoop.start();
+    statsTask =
+        exec.scheduleWithFixedDelay(
+            this::refreshStats,
+            0,
+            config.metricsRefreshInterval().toMillis(),
+            TimeUnit.MILLISECONDS);
+  }
+
+  /**
+   * Runs one batch on the caller's thread: claim, publish, mark, commit. For tests, tools and hosts
+   * that drive the relay themselves; not while the relay is started.
+   *
+   * @return events claimed; a full batch means more are probably waiting
+   * @throws IllegalStateException if the relay is started
+   * @throws OutboxException when the database fails (the batch was rolled back)
+   */
+  public int runOnce() throws InterruptedException {
+    synchronized (this) {
+      if (state == State.RUNNING) {
+        throw new IllegalStateException(
+            "relay " + name + " is running; runOnce() is for manual use");
+      }
+    }
+    try {
+      return runner.runOnce();
+    } catch (SQLException | org.jooq.exception.DataAccessException e) {
+      throw new OutboxException(
+          "pgoutbox-relay[" + name + "] batch failed and was rolled back: " + e.getMessage(), e);
+    }
+  }
+
+  /**
+   * Stops relaying: no new batch starts; the batch in flight may finish within {@code timeout},
+   * else it is interrupted and rolled back (its events stay pending). Idempotent.
+   *
+   * @return true when the relay stopped within the timeout
+   */
+  public boolean stop(Duration timeout) {
+    requireNonNull(timeout, "timeout must not be null");
+    RelayLoop current;
+    synchronized (this) {
+      if (state != State.RUNNING) {
+        state = State.STOPPED;
+        return true;
+      }
+      state = State.STOPPED;
+      current = loop;
+      if (statsTask != null) {
+        statsTask.cancel(false);
+      }
+    }
+    boolean clean;
+    try {
+      clean = current == null || current.stop(timeout);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      clean = false;
+    }
+    if (hostExecutor == null && executor != null) {
+      executor.shutdownNow();
+    }
+    log.info("Stopped{}", clean ? "" : " (the batch in flight was interrupted and rolled back)");
+    return clean;
+  }
+
+  /** Whether the relay is started and its loop has not ended. */
+  public synchronized boolean isRunning() {
+    return state == State.RUNNING && loop != null && loop.isRunning();
+  }
+
+  /** {@link #stop(Duration)} with {@link #DEFAULT_STOP_TIMEOUT}. Does not close the publisher. */
+  @Override
+  public void close() {
+    stop(DEFAULT_STOP_TIMEOUT);
+  }
+
+  private void checkSchema() {
+    try (Connection connection = dataSource.getConnection();
+        Statement statement = connection.createStatement()) {
+      statement.execute("SELECT 1 FROM " + schema + ".outbox_events LIMIT 0");
+    } catch (SQLException e) {
+      if ("42P01".equals(e.getSQLState()) || "3F000".equals(e.getSQLState())) {
+        throw new OutboxException(
+            "pgoutbox-relay["
+                + name
+                + "] - "
+                + schema
+                + ".outbox_events does not exist: run OutboxSchema.migrate(dataSource, \""
+                + schema
+                + "\") first",
+            e);
+      }
+      log.warn("Cannot reach the database at start ({}); the relay keeps trying", e.getMessage());
+    }
+  }
+
+  private void refreshStats() {
+    try {
+      OutboxStats stats = admin.stats();
+      listener.onStats(stats);
+      if (stats.oldestTransactionAge().compareTo(VACUUM_WARNING_AGE) > 0) {
+        log.warn(
+            "A transaction has been open for {} in this database; it holds back vacuum of"
+                + " outbox_events, whose dead rows then slow every claim",
+            stats.oldestTransactionAge());
+      }
+    } catch (RuntimeException e) {
+      log.debug("Stats refresh failed: {}", e.toString());
+    }
+  }
+
+  /** Builder of {@link OutboxRelay}; not thread-safe. */
+  public static final class Builder {
+    private String name = "default";
+    private DataSource dataSource;
+    private String schema = OutboxSchema.DEFAULT_SCHEMA;
+    private Publisher publisher;
+    private RelayConfig config = RelayConfig.ofDefaults();
+    private RelayListener listener = RelayListener.NONE;
+    private @Nullable ConnectionFactory listenConnections;
+    private @Nullable ScheduledExecutorService executor;
+
+    private Builder() {}
+
+    /**
+     * The relay's name in logs ({@code pgoutbox-relay[name]}), metric tags and {@code
+     * application_name}: letters, digits, '.', '_', '-', at most {@value #MAX_NAME_LENGTH}
+     * characters (default {@code default}).
+     */
+    public Builder name(String name) {
+      if (name == null || name.isEmpty() || name.length() > MAX_NAME_LENGTH) {
+        throw new IllegalArgumentException(
+            "name must be between 1 and "
+                + MAX_NAME_LENGTH
+                + " characters long, was "
+                + (name == null ? "null" : name.length()));
+      }
+      if (!NAME.matcher(name).matches()) {
+        throw new IllegalArgumentException(
+            "name must be letters, digits, '.', '_' or '-' (starting with a letter or digit), was '"
+                + name
+                + "'");
+      }
+      this.name = name;
+      return this;
+    }
+
+    /** The host's data source (e.g. HikariCP); each batch borrows one connection. Required. */
+    public Builder dataSource(DataSource dataSource) {
+      this.dataSource = requireNonNull(dataSource, "dataSource must not be null");
+      return this;
+    }
+
+    /** The schema holding the outbox tables (default {@code public}). */
+    public Builder schema(String schema) {
+      this.schema = OutboxSchema.requireValidName(schema);
+      return this;
+    }
+
+    /** Where events go. Required. The relay never closes it: the host does. */
+    public Builder publisher(Publisher publisher) {
+      this.publisher = requireNonNull(publisher, "publisher must not be null");
+      return this;
+    }
+
+    /** Settings (default {@link RelayConfig#ofDefaults()}). */
+    public Builder config(RelayConfig config) {
+      this.config = requireNonNull(config, "config must not be null");
+      return this;
+    }
+
+    /** Hears batches, publishes, failures and stats (metrics, tests). */
+    public Builder listener(RelayListener listener) {
+      this.listener = requireNonNull(listener, "listener must not be null");
+      return this;
+    }
+
+    /**
+     * Where to open the dedicated {@code LISTEN} connection. Derived from HikariCP and pgjdbc data
+     * sources when not given; with none, the relay polls.
+     */
+    public Builder listenConnections(ConnectionFactory factory) {
+      this.listenConnections = requireNonNull(factory, "listenConnections must not be null");
+      return this;
+    }
+
+    /**
+     * The host's executor to run on (virtual threads welcome). Without one, the relay creates a
+     * single-thread executor of its own.
+     */
+    public Builder executor(ScheduledExecutorService executor) {
+      this.executor = requireNonNull(executor, "executor must not be null");
+      return this;
+    }
+
+    /**
+     * The relay, not yet started.
+     *
+     * @throws IllegalStateException if the data source or the publisher is missing
+     */
+    public OutboxRelay build() {
+      if (dataSource == null) {
+        throw new IllegalStateException("dataSource is required: call dataSource(...)");
+      }
+      if (publisher == null) {
+        throw new IllegalStateException("publisher is required: call publisher(...)");
+      }
+      return new OutboxRelay(this);
+    }
+  }
+
+  /** Keeps a throwing listener from disturbing the relay. */
+  private record SafeListener(RelayListener delegate, RelayLog log) implements RelayListener {
+    @Override
+    public void onBatch(BatchReport report) {
+      guard(() -> delegate.onBatch(report));
+    }
+
+    @Override
+    public void onPublished(OutboxMessage message, Duration lag) {
+      guard(() -> delegate.onPublished(message, lag));
+    }
+
+    @Override
+    public void onFailed(EventFailure failure) {
+      guard(() -> delegate.onFailed(failure));
+    }
+
+    @Override
+    public void onDatabaseError(Exception error, Duration backoff) {
+      guard(() -> delegate.onDatabaseError(error, backoff));
+    }
+
+    @Override
+    public void onStats(OutboxStats stats) {
+      guard(() -> delegate.onStats(stats));
+    }
+
+    private void guard(Runnable call) {
+      try {
+        call.run();
+      } catch (RuntimeException e) {
+        log.warn("RelayListener {} threw {}", delegate.getClass().getName(), e.toString());
+      }
+    }
+  }
+}

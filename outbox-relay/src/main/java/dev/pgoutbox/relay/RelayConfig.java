@@ -1,0 +1,369 @@
+package dev.pgoutbox.relay;
+
+import static java.util.Objects.requireNonNull;
+
+import io.github.resilience4j.core.IntervalFunction;
+import java.time.Clock;
+import java.time.Duration;
+
+/**
+ * Immutable settings of an {@link OutboxRelay}, built in resilience4j's style:
+ *
+ * <pre>{@code
+ * RelayConfig config = RelayConfig.custom()
+ *     .batchSize(500)
+ *     .maxAttempts(12)
+ *     .backoff(IntervalFunction.ofExponentialRandomBackoff(Duration.ofSeconds(2), 2.0, 0.5, Duration.ofMinutes(30)))
+ *     .build();
+ * }</pre>
+ *
+ * Every setter checks its value at once and names the setting and its bounds when it refuses one.
+ * Instances are immutable and thread-safe.
+ */
+public final class RelayConfig {
+
+  /** Default {@link Builder#batchSize(int)}. */
+  public static final int DEFAULT_BATCH_SIZE = 200;
+
+  /** Largest {@link Builder#batchSize(int)}. */
+  public static final int MAX_BATCH_SIZE = 10_000;
+
+  /** Default {@link Builder#pollInterval(Duration)}. */
+  public static final Duration DEFAULT_POLL_INTERVAL = Duration.ofSeconds(1);
+
+  /** Default {@link Builder#maxAttempts(int)}. */
+  public static final int DEFAULT_MAX_ATTEMPTS = 10;
+
+  /** Largest {@link Builder#maxAttempts(int)}. */
+  public static final int MAX_MAX_ATTEMPTS = 1_000;
+
+  /** Default initial backoff interval. */
+  public static final Duration DEFAULT_BACKOFF_INITIAL = Duration.ofSeconds(1);
+
+  /** Default backoff multiplier. */
+  public static final double DEFAULT_BACKOFF_MULTIPLIER = 2.0;
+
+  /** Default backoff jitter (randomization factor). */
+  public static final double DEFAULT_BACKOFF_JITTER = 0.5;
+
+  /** Default cap of the backoff interval. */
+  public static final Duration DEFAULT_BACKOFF_MAX = Duration.ofMinutes(10);
+
+  /** Default {@link Builder#publishTimeout(Duration)}. */
+  public static final Duration DEFAULT_PUBLISH_TIMEOUT = Duration.ofSeconds(30);
+
+  /** Default {@link Builder#lastErrorMaxLength(int)}. */
+  public static final int DEFAULT_LAST_ERROR_MAX_LENGTH = 2_000;
+
+  /** Default {@link Builder#errorBackoffMax(Duration)}. */
+  public static final Duration DEFAULT_ERROR_BACKOFF_MAX = Duration.ofSeconds(30);
+
+  /** Default {@link Builder#metricsRefreshInterval(Duration)}. */
+  public static final Duration DEFAULT_METRICS_REFRESH_INTERVAL = Duration.ofSeconds(10);
+
+  private final int batchSize;
+  private final Duration pollInterval;
+  private final boolean listenForNotifications;
+  private final int maxAttempts;
+  private final IntervalFunction backoff;
+  private final Duration publishTimeout;
+  private final Ordering ordering;
+  private final DeadLetterPolicy deadLetterPolicy;
+  private final Completion completion;
+  private final Clock clock;
+  private final int lastErrorMaxLength;
+  private final Duration errorBackoffMax;
+  private final Duration metricsRefreshInterval;
+
+  private RelayConfig(Builder b) {
+    this.batchSize = b.batchSize;
+    this.pollInterval = b.pollInterval;
+    this.listenForNotifications = b.listenForNotifications;
+    this.maxAttempts = b.maxAttempts;
+    this.backoff = b.backoff;
+    this.publishTimeout = b.publishTimeout;
+    this.ordering = b.ordering;
+    this.deadLetterPolicy = b.deadLetterPolicy;
+    this.completion = b.completion;
+    this.clock = b.clock;
+    this.lastErrorMaxLength = b.lastErrorMaxLength;
+    this.errorBackoffMax = b.errorBackoffMax;
+    this.metricsRefreshInterval = b.metricsRefreshInterval;
+  }
+
+  /** The defaults listed in the README. */
+  public static RelayConfig ofDefaults() {
+    return custom().build();
+  }
+
+  /** A builder starting from the defaults. */
+  public static Builder custom() {
+    return new Builder();
+  }
+
+  /** A builder starting from {@code config}. */
+  public static Builder from(RelayConfig config) {
+    return new Builder(config);
+  }
+
+  /** Most events claimed, published and marked in one transaction. */
+  public int batchSize() {
+    return batchSize;
+  }
+
+  /**
+   * How often the relay looks for events when nothing woke it: the fallback behind notifications,
+   * or the only trigger in poll-only mode.
+   */
+  public Duration pollInterval() {
+    return pollInterval;
+  }
+
+  /** Whether the relay listens for the outbox trigger's notifications (false: poll-only). */
+  public boolean listenForNotifications() {
+    return listenForNotifications;
+  }
+
+  /** Failed attempts after which an event is dead-lettered. */
+  public int maxAttempts() {
+    return maxAttempts;
+  }
+
+  /** Delay before retry number {@code n}, given the number of failed attempts so far. */
+  public IntervalFunction backoff() {
+    return backoff;
+  }
+
+  /** Longest wait for a batch's publish results; after it, every unanswered event is retried. */
+  public Duration publishTimeout() {
+    return publishTimeout;
+  }
+
+  /** Strict per-aggregate order, or none. */
+  public Ordering ordering() {
+    return ordering;
+  }
+
+  /** Whether a dead event holds back its aggregate. */
+  public DeadLetterPolicy deadLetterPolicy() {
+    return deadLetterPolicy;
+  }
+
+  /** Mark published rows, or delete them. */
+  public Completion completion() {
+    return completion;
+  }
+
+  /** The clock used for publish lag and deadlines. */
+  public Clock clock() {
+    return clock;
+  }
+
+  /** Longest {@code last_error} stored; longer messages are truncated. */
+  public int lastErrorMaxLength() {
+    return lastErrorMaxLength;
+  }
+
+  /** Cap of the relay's own backoff after database errors (it starts at 100 ms). */
+  public Duration errorBackoffMax() {
+    return errorBackoffMax;
+  }
+
+  /** How often gauges (pending, dead letters, lag) are refreshed from the database. */
+  public Duration metricsRefreshInterval() {
+    return metricsRefreshInterval;
+  }
+
+  @Override
+  public String toString() {
+    return "batchSize="
+        + batchSize
+        + ", ordering="
+        + ordering
+        + ", pollInterval="
+        + pollInterval
+        + ", maxAttempts="
+        + maxAttempts
+        + ", publishTimeout="
+        + publishTimeout
+        + ", deadLetterPolicy="
+        + deadLetterPolicy
+        + ", completion="
+        + completion
+        + ", lastErrorMaxLength="
+        + lastErrorMaxLength;
+  }
+
+  /** Builder of {@link RelayConfig}; not thread-safe. */
+  public static final class Builder {
+    private int batchSize = DEFAULT_BATCH_SIZE;
+    private Duration pollInterval = DEFAULT_POLL_INTERVAL;
+    private boolean listenForNotifications = true;
+    private int maxAttempts = DEFAULT_MAX_ATTEMPTS;
+    private IntervalFunction backoff =
+        IntervalFunction.ofExponentialRandomBackoff(
+            DEFAULT_BACKOFF_INITIAL,
+            DEFAULT_BACKOFF_MULTIPLIER,
+            DEFAULT_BACKOFF_JITTER,
+            DEFAULT_BACKOFF_MAX);
+    private Duration publishTimeout = DEFAULT_PUBLISH_TIMEOUT;
+    private Ordering ordering = Ordering.STRICT;
+    private DeadLetterPolicy deadLetterPolicy = DeadLetterPolicy.HOLD_AGGREGATE;
+    private Completion completion = Completion.MARK_PROCESSED;
+    private Clock clock = Clock.systemUTC();
+    private int lastErrorMaxLength = DEFAULT_LAST_ERROR_MAX_LENGTH;
+    private Duration errorBackoffMax = DEFAULT_ERROR_BACKOFF_MAX;
+    private Duration metricsRefreshInterval = DEFAULT_METRICS_REFRESH_INTERVAL;
+
+    private Builder() {}
+
+    private Builder(RelayConfig c) {
+      batchSize = c.batchSize;
+      pollInterval = c.pollInterval;
+      listenForNotifications = c.listenForNotifications;
+      maxAttempts = c.maxAttempts;
+      backoff = c.backoff;
+      publishTimeout = c.publishTimeout;
+      ordering = c.ordering;
+      deadLetterPolicy = c.deadLetterPolicy;
+      completion = c.completion;
+      clock = c.clock;
+      lastErrorMaxLength = c.lastErrorMaxLength;
+      errorBackoffMax = c.errorBackoffMax;
+      metricsRefreshInterval = c.metricsRefreshInterval;
+    }
+
+    /** Most events per transaction, 1 to 10,000 (default 200). */
+    public Builder batchSize(int batchSize) {
+      this.batchSize = between("batchSize", batchSize, 1, MAX_BATCH_SIZE);
+      return this;
+    }
+
+    /** Fallback poll interval, 1 ms to 1 hour (default 1 s). */
+    public Builder pollInterval(Duration pollInterval) {
+      this.pollInterval =
+          between("pollInterval", pollInterval, Duration.ofMillis(1), Duration.ofHours(1));
+      return this;
+    }
+
+    /**
+     * Whether to LISTEN for the outbox trigger's notifications (default true). Turn it off behind
+     * PgBouncer in transaction mode, or when the trigger is disabled; the relay then polls.
+     */
+    public Builder listenForNotifications(boolean listen) {
+      this.listenForNotifications = listen;
+      return this;
+    }
+
+    /** Failed attempts before dead-lettering, 1 to 1,000 (default 10). */
+    public Builder maxAttempts(int maxAttempts) {
+      this.maxAttempts = between("maxAttempts", maxAttempts, 1, MAX_MAX_ATTEMPTS);
+      return this;
+    }
+
+    /**
+     * Backoff between attempts of one event (default exponential: 1 s initial, x2, jitter 0.5,
+     * capped at 10 min). The relay calls it with the number of failed attempts so far (1 after the
+     * first failure) and stores {@code now() + interval} in {@code retry_after}.
+     */
+    public Builder backoff(IntervalFunction backoff) {
+      this.backoff = requireNonNull(backoff, "backoff must not be null");
+      return this;
+    }
+
+    /** Exponential random backoff with these parameters (see {@link #backoff}). */
+    public Builder exponentialBackoff(
+        Duration initial, double multiplier, double jitter, Duration max) {
+      between("backoff initial", initial, Duration.ofMillis(1), Duration.ofDays(1));
+      between("backoff max", max, initial, Duration.ofDays(7));
+      if (!(multiplier >= 1.0 && multiplier <= 100.0)) {
+        throw new IllegalArgumentException(
+            "backoff multiplier must be between 1.0 and 100.0, was " + multiplier);
+      }
+      if (!(jitter >= 0.0 && jitter < 1.0)) {
+        throw new IllegalArgumentException(
+            "backoff jitter must be between 0.0 (inclusive) and 1.0 (exclusive), was " + jitter);
+      }
+      this.backoff =
+          jitter == 0.0
+              ? IntervalFunction.ofExponentialBackoff(initial, multiplier, max)
+              : IntervalFunction.ofExponentialRandomBackoff(initial, multiplier, jitter, max);
+      return this;
+    }
+
+    /** Longest wait for a batch's publish results, 1 ms to 1 hour (default 30 s). */
+    public Builder publishTimeout(Duration publishTimeout) {
+      this.publishTimeout =
+          between("publishTimeout", publishTimeout, Duration.ofMillis(1), Duration.ofHours(1));
+      return this;
+    }
+
+    /** {@link Ordering#STRICT} (default) or {@link Ordering#UNORDERED}. */
+    public Builder ordering(Ordering ordering) {
+      this.ordering = requireNonNull(ordering, "ordering must not be null");
+      return this;
+    }
+
+    /** {@link DeadLetterPolicy#HOLD_AGGREGATE} (default) or release. */
+    public Builder deadLetterPolicy(DeadLetterPolicy policy) {
+      this.deadLetterPolicy = requireNonNull(policy, "deadLetterPolicy must not be null");
+      return this;
+    }
+
+    /** {@link Completion#MARK_PROCESSED} (default) or {@link Completion#DELETE}. */
+    public Builder completion(Completion completion) {
+      this.completion = requireNonNull(completion, "completion must not be null");
+      return this;
+    }
+
+    /** The clock for publish lag and deadlines (default: system UTC). */
+    public Builder clock(Clock clock) {
+      this.clock = requireNonNull(clock, "clock must not be null");
+      return this;
+    }
+
+    /** Longest stored {@code last_error}, 64 to 100,000 characters (default 2,000). */
+    public Builder lastErrorMaxLength(int length) {
+      this.lastErrorMaxLength = between("lastErrorMaxLength", length, 64, 100_000);
+      return this;
+    }
+
+    /** Cap of the backoff after database errors, 100 ms to 1 hour (default 30 s). */
+    public Builder errorBackoffMax(Duration max) {
+      this.errorBackoffMax =
+          between("errorBackoffMax", max, Duration.ofMillis(100), Duration.ofHours(1));
+      return this;
+    }
+
+    /** Refresh interval of the database-backed gauges, 100 ms to 1 hour (default 10 s). */
+    public Builder metricsRefreshInterval(Duration interval) {
+      this.metricsRefreshInterval =
+          between("metricsRefreshInterval", interval, Duration.ofMillis(100), Duration.ofHours(1));
+      return this;
+    }
+
+    /** The immutable configuration. Each setting was checked when it was set. */
+    public RelayConfig build() {
+      return new RelayConfig(this);
+    }
+
+    private static int between(String name, int value, int min, int max) {
+      if (value < min || value > max) {
+        throw new IllegalArgumentException(
+            name + " must be between " + min + " and " + max + ", was " + value);
+      }
+      return value;
+    }
+
+    private static Duration between(String name, Duration value, Duration min, Duration max) {
+      if (value == null) {
+        throw new IllegalArgumentException(name + " must not be null");
+      }
+      if (value.compareTo(min) < 0 || value.compareTo(max) > 0) {
+        throw new IllegalArgumentException(
+            name + " must be between " + min + " and " + max + ", was " + value);
+      }
+      return value;
+    }
+  }
+}

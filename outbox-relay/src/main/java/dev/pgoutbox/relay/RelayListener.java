@@ -1,0 +1,94 @@
+package dev.pgoutbox.relay;
+
+import java.time.Duration;
+import java.util.List;
+
+/**
+ * Hears what a relay does, for metrics and tests. Every method has a no-op default; implement the
+ * ones you need. Methods are called on the relay's thread after the batch's transaction committed
+ * (events reported published really are marked), so keep them quick and never throw.
+ *
+ * <p>{@code MicrometerRelayMetrics} (package {@code dev.pgoutbox.relay.micrometer}) is the
+ * implementation behind the relay's metrics.
+ */
+public interface RelayListener {
+
+  /** A listener that does nothing. */
+  RelayListener NONE = new RelayListener() {};
+
+  /** One batch committed: what was claimed and what became of it. */
+  default void onBatch(BatchReport report) {}
+
+  /**
+   * An event was published and marked.
+   *
+   * @param lag from the event's {@code created_at} to the relay's clock at commit
+   */
+  default void onPublished(OutboxMessage message, Duration lag) {}
+
+  /** An event failed to publish and was scheduled for retry or dead-lettered. */
+  default void onFailed(EventFailure failure) {}
+
+  /** The relay hit a database error and backs off before trying again. */
+  default void onDatabaseError(Exception error, Duration backoff) {}
+
+  /** Fresh figures from the database, every {@link RelayConfig#metricsRefreshInterval()}. */
+  default void onStats(OutboxStats stats) {}
+
+  /** A listener that calls each of {@code listeners} in turn. */
+  static RelayListener composite(List<RelayListener> listeners) {
+    List<RelayListener> all = List.copyOf(listeners);
+    return new RelayListener() {
+      @Override
+      public void onBatch(BatchReport report) {
+        all.forEach(l -> l.onBatch(report));
+      }
+
+      @Override
+      public void onPublished(OutboxMessage message, Duration lag) {
+        all.forEach(l -> l.onPublished(message, lag));
+      }
+
+      @Override
+      public void onFailed(EventFailure failure) {
+        all.forEach(l -> l.onFailed(failure));
+      }
+
+      @Override
+      public void onDatabaseError(Exception error, Duration backoff) {
+        all.forEach(l -> l.onDatabaseError(error, backoff));
+      }
+
+      @Override
+      public void onStats(OutboxStats stats) {
+        all.forEach(l -> l.onStats(stats));
+      }
+    };
+  }
+
+  /**
+   * What one batch came to.
+   *
+   * @param claimed events claimed (and handed to the publisher, unless held back)
+   * @param published events published and marked
+   * @param retried events that failed and will be retried after their backoff
+   * @param deadLettered events dead-lettered (attempts exhausted, permanent failure, unusable row)
+   * @param heldBack events left pending untouched because an earlier event of their aggregate
+   *     failed in the same batch (strict ordering)
+   * @param duration claim to commit
+   */
+  record BatchReport(
+      int claimed, int published, int retried, int deadLettered, int heldBack, Duration duration) {}
+
+  /**
+   * One failed event.
+   *
+   * @param message the event
+   * @param reason stored in {@code last_error}
+   * @param attempts failed attempts so far, this one included
+   * @param dead whether the event was dead-lettered
+   * @param retryIn the backoff before the next attempt; zero when dead
+   */
+  record EventFailure(
+      OutboxMessage message, String reason, int attempts, boolean dead, Duration retryIn) {}
+}

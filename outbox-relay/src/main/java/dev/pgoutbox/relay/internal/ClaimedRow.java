@@ -1,0 +1,32 @@
+package dev.pgoutbox.relay.internal;
+
+import java.time.OffsetDateTime;
+import java.util.UUID;
+import org.jspecify.annotations.Nullable;
+
+/** One claimed row, as read from {@code outbox_events}. */
+public record ClaimedRow(
+    UUID id,
+    long position,
+    String aggregateType,
+    String aggregateId,
+    String eventType,
+    String payload,
+    @Nullable String headers,
+    int attempts,
+    OffsetDateTime createdAt,
+    boolean due) {
+
+  /** Whether {@code other} belongs to the same aggregate. */
+  boolean sameAggregate(ClaimedRow other) {
+    return aggregateId.equals(other.aggregateId) && aggregateType.equals(other.aggregateType);
+  }
+
+  /** The aggregate's key, for maps. */
+  AggregateKey aggregate() {
+    return new AggregateKey(aggregateType, aggregateId);
+  }
+
+  /** An aggregate: type and id. */
+  record AggregateKey(String type, String id) {}
+}

@@ -1,0 +1,70 @@
+package dev.pgoutbox.relay.internal;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.pgoutbox.relay.OutboxMessage;
+import java.util.LinkedHashMap;
+import java.util.Map;
+
+/** Turns a claimed row into the message a publisher receives, or says why it cannot. */
+final class MessageMapper {
+
+  private static final ObjectMapper JSON = new ObjectMapper();
+
+  private MessageMapper() {}
+
+  /** The message, or a {@link Unusable} naming what is wrong with the row. */
+  static Object toMessage(ClaimedRow row) {
+    Map<String, String> headers;
+    try {
+      headers = parseHeaders(row.headers());
+    } catch (IllegalArgumentException e) {
+      return new Unusable(e.getMessage());
+    }
+    return new OutboxMessage(
+        row.id(),
+        row.position(),
+        row.aggregateType(),
+        row.aggregateId(),
+        row.eventType(),
+        row.payload(),
+        headers,
+        row.attempts() + 1,
+        row.createdAt().toInstant());
+  }
+
+  private static Map<String, String> parseHeaders(String headers) {
+    if (headers == null) {
+      return Map.of();
+    }
+    JsonNode node;
+    try {
+      node = JSON.readTree(headers);
+    } catch (JsonProcessingException e) {
+      throw new IllegalArgumentException("headers is not valid JSON: " + e.getOriginalMessage());
+    }
+    if (node == null || node.isNull()) {
+      return Map.of();
+    }
+    if (!node.isObject()) {
+      throw new IllegalArgumentException(
+          "headers must be a JSON object of strings, was a JSON " + node.getNodeType());
+    }
+    Map<String, String> result = new LinkedHashMap<>();
+    for (Map.Entry<String, JsonNode> field : node.properties()) {
+      if (!field.getValue().isTextual()) {
+        throw new IllegalArgumentException(
+            "headers must be a JSON object of strings, but header '"
+                + field.getKey()
+                + "' is a JSON "
+                + field.getValue().getNodeType());
+      }
+      result.put(field.getKey(), field.getValue().textValue());
+    }
+    return result;
+  }
+
+  /** A row the relay cannot turn into a message; dead-lettered with {@code reason}. */
+  record Unusable(String reason) {}
+}

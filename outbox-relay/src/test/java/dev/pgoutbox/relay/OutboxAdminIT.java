@@ -1,0 +1,133 @@
+package dev.pgoutbox.relay;
+
+import static dev.pgoutbox.db.jooq.Tables.OUTBOX_EVENTS;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.pgoutbox.db.testing.TestSchema;
+import dev.pgoutbox.relay.testing.EventRows;
+import java.time.Duration;
+import java.util.List;
+import java.util.UUID;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+class OutboxAdminIT {
+
+  @RegisterExtension static final TestSchema db = TestSchema.migrated();
+
+  private OutboxAdmin admin;
+
+  @BeforeEach
+  void setUp() {
+    db.execute("truncate outbox_events");
+    admin = OutboxAdmin.create(db.dataSource(), db.schema());
+  }
+
+  private static void kill(UUID id, String error) {
+    db.execute(
+        "update outbox_events set dead_at = now(), attempts = 10, last_error = '"
+            + error
+            + "' where id = '"
+            + id
+            + "'");
+  }
+
+  @Test
+  void statsCountPendingDeadAndBlockedAndMeasureTheLag() {
+    UUID dead = EventRows.insert(db.dsl(), "a", 1);
+    EventRows.insert(db.dsl(), "a", 2);
+    UUID backingOff = EventRows.insert(db.dsl(), "b", 1);
+    EventRows.insert(db.dsl(), "c", 1);
+    UUID done = EventRows.insert(db.dsl(), "d", 1);
+    kill(dead, "boom");
+    db.execute(
+        "update outbox_events set retry_after = now() + interval '1 hour' where id = '"
+            + backingOff
+            + "'");
+    db.execute("update outbox_events set processed_at = now() where id = '" + done + "'");
+    db.execute("update outbox_events set created_at = now() - interval '90 seconds'");
+
+    OutboxStats stats = admin.stats();
+
+    assertThat(stats.pending()).isEqualTo(3);
+    assertThat(stats.deadLetters()).isEqualTo(1);
+    assertThat(stats.blockedAggregates()).isEqualTo(2);
+    assertThat(stats.oldestPendingAge()).isBetween(Duration.ofSeconds(89), Duration.ofSeconds(120));
+  }
+
+  @Test
+  void deadLettersArePagedByPosition() {
+    for (int i = 0; i < 5; i++) {
+      kill(EventRows.insert(db.dsl(), "agg-" + i, 1), "error " + i);
+    }
+    List<DeadLetter> first = admin.deadLetters(2, 0);
+    List<DeadLetter> second = admin.deadLetters(2, first.get(1).position());
+    List<DeadLetter> third = admin.deadLetters(2, second.get(1).position());
+
+    assertThat(first).extracting(DeadLetter::lastError).containsExactly("error 0", "error 1");
+    assertThat(second).extracting(DeadLetter::lastError).containsExactly("error 2", "error 3");
+    assertThat(third).extracting(DeadLetter::lastError).containsExactly("error 4");
+    assertThatThrownBy(() -> admin.deadLetters(0, 0))
+        .hasMessage("limit must be between 1 and 1000, was 0");
+  }
+
+  @Test
+  void retryByAggregateAndByEventTypeResetAttemptsAndBackoff() {
+    kill(EventRows.insert(db.dsl(), "order", "a", "order.paid", 1), "x");
+    kill(EventRows.insert(db.dsl(), "order", "b", "order.paid", 1), "x");
+    kill(EventRows.insert(db.dsl(), "order", "c", "order.created", 1), "x");
+
+    assertThat(admin.retryAggregate("order", "a")).isEqualTo(1);
+    assertThat(admin.retryEventType("order.paid")).isEqualTo(1);
+    assertThat(admin.deadLetterCount()).isEqualTo(1);
+    assertThat(
+            db.dsl()
+                .fetchCount(
+                    OUTBOX_EVENTS,
+                    OUTBOX_EVENTS
+                        .ATTEMPTS
+                        .eq(0)
+                        .and(OUTBOX_EVENTS.DEAD_AT.isNull())
+                        .and(OUTBOX_EVENTS.RETRY_AFTER.isNull())))
+        .isEqualTo(2);
+    assertThat(admin.retry(UUID.randomUUID())).isFalse();
+  }
+
+  @Test
+  void discardDeletesOnlyDeadLetters() {
+    UUID dead = EventRows.insert(db.dsl(), "a", 1);
+    UUID alive = EventRows.insert(db.dsl(), "b", 1);
+    kill(dead, "x");
+
+    assertThat(admin.discard(alive)).isFalse();
+    assertThat(admin.discard(dead)).isTrue();
+    assertThat(db.dsl().fetchCount(OUTBOX_EVENTS)).isEqualTo(1);
+  }
+
+  @Test
+  void retentionPurgesOldProcessedRowsInBatchesAndNothingElse() {
+    for (int i = 0; i < 25; i++) {
+      EventRows.insert(db.dsl(), "old-" + i, 1);
+    }
+    db.execute("update outbox_events set processed_at = now() - interval '8 days'");
+    EventRows.insert(db.dsl(), "recent", 1);
+    db.execute(
+        "update outbox_events set processed_at = now() - interval '1 day'"
+            + " where aggregate_id = 'recent'");
+    EventRows.insert(db.dsl(), "pending", 1);
+
+    assertThat(admin.purgeProcessed(Duration.ofDays(7), 10)).isEqualTo(25);
+    assertThat(db.dsl().fetchCount(OUTBOX_EVENTS)).isEqualTo(2);
+    assertThatThrownBy(() -> admin.purgeProcessed(Duration.ofDays(7), 0))
+        .hasMessage("batchSize must be between 1 and 100000, was 0");
+  }
+
+  @Test
+  void refusesASchemaThatIsNotAnIdentifier() {
+    assertThatThrownBy(() -> OutboxAdmin.create(db.dataSource(), "x;drop"))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("schema must be a plain identifier");
+  }
+}

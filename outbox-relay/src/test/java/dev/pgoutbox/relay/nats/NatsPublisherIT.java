@@ -233,8 +233,8 @@ class NatsPublisherIT {
     }
   }
 
-  private static void consume(
-      Connection connection, String prefix, int expected, OrderChecker checker) throws Exception {
+  static void consume(Connection connection, String prefix, int expected, OrderChecker checker)
+      throws Exception {
     JetStream js = connection.jetStream();
     JetStreamSubscription sub =
         js.subscribe(prefix + ".>", PushSubscribeOptions.builder().ordered(true).build());

@@ -16,6 +16,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
@@ -123,6 +124,24 @@ public final class RelayDrive {
       started.forEach(OutboxRelay::close);
       executors.forEach(ExecutorService::shutdownNow);
     }
+  }
+
+  /** {@link #drain} on a thread of its own; the stage completes when the outbox is drained. */
+  public CompletableFuture<Duration> drainInBackground(
+      Publisher publisher, int relays, int batchSize, Duration deadline) {
+    CompletableFuture<Duration> done = new CompletableFuture<>();
+    Thread.ofPlatform()
+        .name("relay-drive")
+        .daemon(true)
+        .start(
+            () -> {
+              try {
+                done.complete(drain(publisher, relays, batchSize, deadline));
+              } catch (Throwable e) {
+                done.completeExceptionally(e);
+              }
+            });
+    return done;
   }
 
   /** Unprocessed, not dead events. */

@@ -61,14 +61,7 @@ class KafkaRelayIT {
             .deliveryTimeout(Duration.ofSeconds(2))
             .build()) {
       CompletableFuture<Duration> drain =
-          CompletableFuture.supplyAsync(
-              () -> {
-                try {
-                  return drive.drain(publisher, 1, 200, Duration.ofMinutes(3));
-                } catch (Exception e) {
-                  throw new IllegalStateException(e);
-                }
-              });
+          drive.drainInBackground(publisher, 1, 200, Duration.ofMinutes(3));
       Deadline.await(
           "failed attempts while Kafka is down",
           Duration.ofMinutes(1),

@@ -67,14 +67,16 @@ class WebhookPublisherIT {
             problems.add("two requests of aggregate " + aggregate + " at once");
           }
           maxInFlight.accumulateAndGet(inFlight.size(), Math::max);
+          int status;
           try {
             received.add(aggregate + "#" + exchange.getRequestHeaders().getFirst("seq"));
-            int status = answer.status(exchange, body);
-            exchange.sendResponseHeaders(status, -1);
+            status = answer.status(exchange, body);
           } finally {
+            // Before the answer leaves: once the client has it, it may send the aggregate's next.
             inFlight.remove(aggregate);
-            exchange.close();
           }
+          exchange.sendResponseHeaders(status, -1);
+          exchange.close();
         });
     server.start();
   }

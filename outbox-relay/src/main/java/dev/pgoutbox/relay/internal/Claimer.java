@@ -4,7 +4,9 @@ import static dev.pgoutbox.db.jooq.Tables.OUTBOX_EVENTS;
 import static org.jooq.impl.DSL.currentOffsetDateTime;
 import static org.jooq.impl.DSL.field;
 import static org.jooq.impl.DSL.lateral;
+import static org.jooq.impl.DSL.orderBy;
 import static org.jooq.impl.DSL.row;
+import static org.jooq.impl.DSL.rowNumber;
 import static org.jooq.impl.DSL.selectOne;
 import static org.jooq.impl.DSL.values;
 
@@ -40,6 +42,10 @@ import org.jooq.Table;
  * <p>Not thread-safe: one per relay loop (it adapts how many heads it asks for).
  */
 public final class Claimer {
+
+  private static final Comparator<ClaimedRow.AggregateKey> AGGREGATE_ORDER =
+      Comparator.comparing(ClaimedRow.AggregateKey::id)
+          .thenComparing(ClaimedRow.AggregateKey::type);
 
   private static final Comparator<ClaimedRow> PUBLISH_ORDER =
       Comparator.comparing(ClaimedRow::aggregateId)
@@ -119,12 +125,15 @@ public final class Claimer {
   }
 
   /**
-   * Each head and the run behind it. The batch is shared evenly among the locked heads, so every
-   * aggregate this relay holds moves forward in this batch (no head is locked in vain, keeping
-   * other relays out for nothing), and a hot aggregate cannot crowd the others out.
+   * Each head and the run behind it, dealt out in rounds: the first event of every head, then the
+   * second of every head, and so on until the batch is full. Every aggregate this relay locked
+   * moves forward in this batch (no head is locked in vain, keeping other relays out for nothing),
+   * and a hot aggregate cannot crowd the others out.
    */
   private List<ClaimedRow> fetchRuns(DSLContext tx, List<Record3<String, String, Long>> heads) {
-    int perAggregate = Math.max(1, batchSize / heads.size());
+    // Enough per aggregate to fill the batch when runs are uneven, without reading whole runs.
+    int perAggregate =
+        Math.min(batchSize, Math.max(2, 2 * ((batchSize + heads.size() - 1) / heads.size())));
     List<Row3<String, String, Long>> headRows = new ArrayList<>(heads.size());
     for (Record3<String, String, Long> head : heads) {
       headRows.add(row(head.value1(), head.value2(), head.value3()));
@@ -146,16 +155,21 @@ public final class Claimer {
     if (releaseDeadAggregates) {
       inRun = inRun.and(r.DEAD_AT.isNull());
     }
+    List<SelectField<?>> runColumns = new ArrayList<>(columns(r));
+    runColumns.add(rowNumber().over(orderBy(r.POSITION)).as("rn"));
     Table<Record> run =
-        lateral(tx.select(columns(r)).from(r).where(inRun).orderBy(r.POSITION).limit(perAggregate))
+        lateral(tx.select(runColumns).from(r).where(inRun).orderBy(r.POSITION).limit(perAggregate))
             .as("x");
     List<ClaimedRow> fetched =
         tx.select(run.fields())
             .from(h)
             .crossJoin(run)
-            .orderBy(headPosition, run.field(r.POSITION))
+            .orderBy(run.field("rn"), headPosition)
             .limit(batchSize)
             .fetch(Claimer::toRow);
+    fetched.sort(
+        Comparator.comparing(ClaimedRow::aggregate, AGGREGATE_ORDER)
+            .thenComparingLong(ClaimedRow::position));
     return cutAtFirstRowNotDue(fetched);
   }
 

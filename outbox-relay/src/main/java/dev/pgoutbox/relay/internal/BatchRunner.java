@@ -84,7 +84,8 @@ public final class BatchRunner {
       connection.setTransactionIsolation(Connection.TRANSACTION_READ_COMMITTED);
       try {
         DSLContext tx = DSL.using(connection, SQLDialect.POSTGRES, settings);
-        Sql.limitIdleInTransaction(tx, config.publishTimeout().plus(IDLE_TRANSACTION_SLACK));
+        Sql.configureClaimTransaction(
+            tx, config.publishTimeout().plus(IDLE_TRANSACTION_SLACK), config.synchronousCommit());
         List<ClaimedRow> rows = claimer.claim(tx);
         if (rows.isEmpty()) {
           connection.commit();

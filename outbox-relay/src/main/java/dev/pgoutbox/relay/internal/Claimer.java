@@ -52,10 +52,24 @@ public final class Claimer {
           .thenComparing(ClaimedRow::aggregateType)
           .thenComparingLong(ClaimedRow::position);
 
+  /** How often a claim scans from the very first pending row instead of the low-water mark. */
+  private static final long FULL_SCAN_EVERY_NANOS = 1_000_000_000L;
+
   private final int batchSize;
   private final Ordering ordering;
   private final boolean releaseDeadAggregates;
   private int headsToClaim;
+
+  /**
+   * Below this position, the last scan found nothing this relay could take. Published rows leave
+   * dead entries at the front of the pending index until vacuum removes them; starting the scan
+   * here skips them. Rows below it can become claimable again (a backoff ends, another relay lets
+   * go, a late commit), so a full scan runs at least every second and after every short claim.
+   */
+  private long lowWater;
+
+  private long nextFullScanNanos = System.nanoTime();
+  private boolean lastClaimShort = true;
 
   /** A claimer for batches of at most {@code batchSize} events. */
   public Claimer(int batchSize, Ordering ordering, DeadLetterPolicy deadLetterPolicy) {
@@ -77,16 +91,37 @@ public final class Claimer {
 
   private List<ClaimedRow> claimUnordered(DSLContext tx) {
     OutboxEvents e = OUTBOX_EVENTS.as("e");
-    return tx.select(columns(e))
-        .from(e)
-        .where(e.PROCESSED_AT.isNull())
-        .and(isDue(e))
-        .orderBy(e.POSITION)
-        .limit(batchSize)
-        .forUpdate()
-        .of(e)
-        .skipLocked()
-        .fetch(Claimer::toRow);
+    List<ClaimedRow> rows =
+        tx.select(columns(e))
+            .from(e)
+            .where(e.PROCESSED_AT.isNull())
+            .and(e.POSITION.ge(scanFrom()))
+            .and(isDue(e))
+            .orderBy(e.POSITION)
+            .limit(batchSize)
+            .forUpdate()
+            .of(e)
+            .skipLocked()
+            .fetch(Claimer::toRow);
+    afterScan(rows.isEmpty() ? null : rows.get(0).position(), rows.size() < batchSize);
+    return rows;
+  }
+
+  /** The position this claim's scan starts from: 0 for a full scan, else the low-water mark. */
+  private long scanFrom() {
+    long now = System.nanoTime();
+    if (lastClaimShort || now - nextFullScanNanos >= 0) {
+      nextFullScanNanos = now + FULL_SCAN_EVERY_NANOS;
+      return 0;
+    }
+    return lowWater;
+  }
+
+  private void afterScan(Long firstFound, boolean shortClaim) {
+    lastClaimShort = shortClaim;
+    if (firstFound != null) {
+      lowWater = firstFound;
+    }
   }
 
   private List<ClaimedRow> claimStrict(DSLContext tx) {
@@ -107,6 +142,7 @@ public final class Claimer {
         tx.select(e.AGGREGATE_TYPE, e.AGGREGATE_ID, e.POSITION)
             .from(e)
             .where(e.PROCESSED_AT.isNull())
+            .and(e.POSITION.ge(scanFrom()))
             .and(isDue(e))
             .andNotExists(selectOne().from(earlier).where(earlierPending))
             .orderBy(e.POSITION)
@@ -115,6 +151,7 @@ public final class Claimer {
             .of(e)
             .skipLocked()
             .fetch();
+    afterScan(heads.isEmpty() ? null : heads.get(0).value3(), heads.size() < limit);
     if (heads.isEmpty()) {
       return new ArrayList<>();
     }

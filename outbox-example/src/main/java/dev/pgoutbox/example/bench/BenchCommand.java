@@ -15,6 +15,8 @@ import picocli.CommandLine.Command;
       DrainCommand.class,
       CeilingCommand.class,
       BaselineCommand.class,
+      LatencyCommand.class,
+      WriterCommand.class,
       HistoryCommand.class
     })
 public final class BenchCommand implements Runnable {

@@ -6,6 +6,7 @@ import dev.pgoutbox.relay.OutboxMessage;
 import dev.pgoutbox.relay.OutboxRelay;
 import dev.pgoutbox.relay.PublishResult;
 import dev.pgoutbox.relay.RelayConfig;
+import dev.pgoutbox.relay.RelayListener;
 import java.sql.Connection;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -89,6 +90,16 @@ final class LatencyCommand implements Callable<Integer> {
       List<OutboxRelay> running = new ArrayList<>();
       List<ScheduledExecutorService> executors = new ArrayList<>();
       Map<String, Integer> written = new ConcurrentHashMap<>();
+      Histogram batchMicros = new Histogram(3_600_000_000L, 3);
+      RelayListener batchTimer =
+          new RelayListener() {
+            @Override
+            public void onBatch(BatchReport report) {
+              synchronized (batchMicros) {
+                batchMicros.recordValue(Math.max(1, report.duration().toNanos() / 1000));
+              }
+            }
+          };
       try {
         for (int i = 0; i < relays; i++) {
           ScheduledExecutorService executor =
@@ -101,6 +112,7 @@ final class LatencyCommand implements Callable<Integer> {
                   .schema(db.schema())
                   .executor(executor)
                   .config(config)
+                  .listener(batchTimer)
                   .publisher(
                       batch -> {
                         long now = System.nanoTime();
@@ -161,7 +173,10 @@ final class LatencyCommand implements Callable<Integer> {
               .put("events_per_s", Result.round(committedAt.size() / (double) duration, 0))
               .put("p50_ms", Result.round(latency.getValueAtPercentile(50) / 1000.0, 3))
               .put("p99_ms", Result.round(latency.getValueAtPercentile(99) / 1000.0, 3))
-              .put("max_ms", Result.round(latency.getMaxValue() / 1000.0, 3));
+              .put("max_ms", Result.round(latency.getMaxValue() / 1000.0, 3))
+              .put("batches", batchMicros.getTotalCount())
+              .put("batch_p50_ms", Result.round(batchMicros.getValueAtPercentile(50) / 1000.0, 3))
+              .put("batch_p99_ms", Result.round(batchMicros.getValueAtPercentile(99) / 1000.0, 3));
       deliveries.check(written).into(result);
       db.describe(result);
       result.print(System.out, options.json);

@@ -12,47 +12,38 @@ import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * A loopback TCP proxy in front of a real broker, to cut it off and bring it back without stopping
- * a shared broker: {@link #stop()} closes the listening socket and every proxied connection
- * (clients see the broker vanish), {@link #start()} listens again on the same port.
+ * a shared broker: {@link #stop()} cuts every proxied connection and makes the proxy drop new ones
+ * at once (clients see the broker vanish), {@link #start()} lets them through again. The proxy
+ * keeps its listening port all along, so no other test can take it over in between.
  */
 public final class TcpProxy implements AutoCloseable {
 
   private final int targetPort;
   private final Set<Socket> sockets = ConcurrentHashMap.newKeySet();
-  private volatile int port;
-  private volatile ServerSocket server;
+  private final ServerSocket server;
+  private volatile boolean cut;
 
-  /** A proxy to {@code 127.0.0.1:targetPort}, listening on a free port. */
+  /** A proxy to {@code 127.0.0.1:targetPort}, listening on a free port, letting clients through. */
   public TcpProxy(int targetPort) throws IOException {
     this.targetPort = targetPort;
-    start();
+    this.server = new ServerSocket();
+    server.bind(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 50);
+    Thread.ofVirtual().name("tcp-proxy-accept-" + server.getLocalPort()).start(this::accept);
   }
 
   /** The port clients connect to. */
   public int port() {
-    return port;
+    return server.getLocalPort();
   }
 
-  /** Listens (again) on the proxy's port. */
-  public synchronized void start() throws IOException {
-    if (server != null) {
-      return;
-    }
-    ServerSocket s = new ServerSocket();
-    s.setReuseAddress(true);
-    s.bind(new InetSocketAddress(InetAddress.getLoopbackAddress(), port), 50);
-    port = s.getLocalPort();
-    server = s;
-    Thread.ofVirtual().name("tcp-proxy-accept-" + port).start(() -> accept(s));
+  /** Lets clients through again. */
+  public void start() {
+    cut = false;
   }
 
-  /** Stops listening and cuts every proxied connection. */
+  /** Cuts every proxied connection; new connections are closed as soon as they are accepted. */
   public synchronized void stop() throws IOException {
-    ServerSocket s = server;
-    server = null;
-    if (s != null) {
-      s.close();
-    }
+    cut = true;
     for (Socket socket : sockets) {
       socket.close();
     }
@@ -62,21 +53,33 @@ public final class TcpProxy implements AutoCloseable {
   @Override
   public void close() throws IOException {
     stop();
+    server.close();
   }
 
-  private void accept(ServerSocket s) {
-    while (!s.isClosed()) {
+  private void accept() {
+    while (!server.isClosed()) {
       try {
-        Socket client = s.accept();
+        Socket client = server.accept();
+        if (cut) {
+          client.close();
+          continue;
+        }
         Socket upstream = new Socket(InetAddress.getLoopbackAddress(), targetPort);
         client.setTcpNoDelay(true);
         upstream.setTcpNoDelay(true);
-        sockets.add(client);
-        sockets.add(upstream);
+        synchronized (this) {
+          if (cut) {
+            client.close();
+            upstream.close();
+            continue;
+          }
+          sockets.add(client);
+          sockets.add(upstream);
+        }
         Thread.ofVirtual().start(() -> pipe(client, upstream));
         Thread.ofVirtual().start(() -> pipe(upstream, client));
       } catch (IOException e) {
-        // Closed by stop(), or the target refused: the client sees a closed socket.
+        // Closed by close(), or the target refused: the client sees a closed socket.
       }
     }
   }

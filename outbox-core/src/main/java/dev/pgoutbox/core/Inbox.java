@@ -1,0 +1,276 @@
+package dev.pgoutbox.core;
+
+import static dev.pgoutbox.db.jooq.Tables.PROCESSED_EVENTS;
+import static java.util.Objects.requireNonNull;
+
+import dev.pgoutbox.core.internal.Contexts;
+import dev.pgoutbox.core.internal.Texts;
+import dev.pgoutbox.db.OutboxSchema;
+import java.sql.Connection;
+import java.time.Duration;
+import java.time.OffsetDateTime;
+import java.util.UUID;
+import javax.sql.DataSource;
+import org.jooq.DSLContext;
+import org.jooq.SQLDialect;
+import org.jooq.conf.Settings;
+import org.jooq.exception.DataAccessException;
+import org.jooq.impl.DSL;
+
+/**
+ * Makes a consumer's handling of each event take effect once, however often the broker delivers it:
+ * the consumer records {@code (consumer, event id)} in the {@code processed_events} table in the
+ * same transaction as the handler's writes.
+ *
+ * <pre>{@code
+ * Inbox inbox = Inbox.builder().schema("outbox").build();   // once, at start-up
+ *
+ * // in the message listener; eventId from the broker's dedup key (Kafka header, AMQP message-id)
+ * boolean ran = dsl.transactionResult(tx ->
+ *     inbox.handleOnce(tx.dsl(), "billing", eventId, () ->
+ *         tx.dsl().insertInto(INVOICES).set(invoiceFor(payload)).execute()));
+ * // acknowledge the message after the commit, whether ran or not
+ * }</pre>
+ *
+ * <p>Like {@link Outbox}, the inbox never begins, commits or rolls back, and refuses a connection
+ * in auto-commit mode. Old rows are removed with {@link #purgeOlderThan(DataSource, Duration,
+ * int)}.
+ *
+ * <p>Immutable and thread-safe: build one and share it.
+ */
+public final class Inbox {
+
+  /** The schema used when none is set: {@value}. */
+  public static final String DEFAULT_SCHEMA = OutboxSchema.DEFAULT_SCHEMA;
+
+  /** Longest consumer name: the column's size. */
+  public static final int MAX_CONSUMER_LENGTH = 200;
+
+  /** Largest {@code batchSize} of {@link #purgeOlderThan(DataSource, Duration, int)}. */
+  public static final int MAX_PURGE_BATCH_SIZE = 100_000;
+
+  private final String schema;
+  private final Settings settings;
+
+  private Inbox(Builder builder) {
+    this.schema = builder.schema;
+    this.settings = Contexts.settings(schema);
+  }
+
+  /** A builder of an {@code Inbox}. */
+  public static Builder builder() {
+    return new Builder();
+  }
+
+  /**
+   * The work a consumer does for an event, in the consumer's transaction.
+   *
+   * @param <E> the checked exception the handler may throw ({@code RuntimeException} if none)
+   */
+  @FunctionalInterface
+  public interface Handler<E extends Exception> {
+    /** Handles the event; an exception propagates out of {@code handleOnce} unchanged. */
+    void handle() throws E;
+  }
+
+  /**
+   * Records that {@code consumer} handles {@code eventId} and runs {@code handler}, in the
+   * transaction of {@code tx}, unless the event was already recorded for this consumer.
+   *
+   * <p>Runs {@code INSERT INTO processed_events ... ON CONFLICT DO NOTHING}, then the handler only
+   * if the row was inserted. The row and the handler's writes commit together. If the handler
+   * throws, the exception propagates unchanged and the host must roll the transaction back (jOOQ's
+   * {@code transaction(...)} and Spring's {@code @Transactional} do): the row goes with it, so a
+   * redelivery runs the handler again. A concurrent delivery of the same event waits for this
+   * transaction, then returns {@code false} if it committed, or runs the handler if it rolled back.
+   *
+   * @param consumer who handles the event, e.g. {@code billing}: not blank, at most {@value
+   *     #MAX_CONSUMER_LENGTH} characters
+   * @return true if the handler ran, false if the event was already handled by this consumer
+   * @throws E what the handler throws
+   * @throws IllegalArgumentException if {@code consumer} breaks a rule (nothing was sent)
+   * @throws OutboxException if {@code tx} is in auto-commit mode (nothing was sent), or the insert
+   *     fails
+   */
+  public <E extends Exception> boolean handleOnce(
+      DSLContext tx, String consumer, UUID eventId, Handler<E> handler) throws E {
+    requireNonNull(tx, "tx");
+    requireArguments(consumer, eventId, handler);
+    return handle(Contexts.derive(tx, schema), consumer, eventId, handler);
+  }
+
+  /**
+   * Like {@link #handleOnce(DSLContext, String, UUID, Handler)}, on a plain JDBC connection, which
+   * is neither committed nor closed.
+   *
+   * @return true if the handler ran, false if the event was already handled by this consumer
+   * @throws E what the handler throws
+   * @throws IllegalArgumentException if {@code consumer} breaks a rule (nothing was sent)
+   * @throws OutboxException if {@code tx} is in auto-commit mode (nothing was sent), or the insert
+   *     fails
+   */
+  public <E extends Exception> boolean handleOnce(
+      Connection tx, String consumer, UUID eventId, Handler<E> handler) throws E {
+    requireNonNull(tx, "tx");
+    requireArguments(consumer, eventId, handler);
+    return handle(Contexts.on(tx, settings), consumer, eventId, handler);
+  }
+
+  /**
+   * Deletes the inbox rows of every consumer processed more than {@code age} ago (by the database's
+   * clock, read once at the start), {@code batchSize} rows per transaction, until none is left;
+   * rows locked by others are skipped. A redelivery older than {@code age} then runs its handler
+   * again: keep {@code age} well above the broker's longest redelivery delay.
+   *
+   * <pre>{@code
+   * long deleted = inbox.purgeOlderThan(dataSource, Duration.ofDays(14), 1_000);
+   * }</pre>
+   *
+   * @return the number of rows deleted
+   * @throws IllegalArgumentException if {@code age} is negative or {@code batchSize} is not between
+   *     1 and {@value #MAX_PURGE_BATCH_SIZE}
+   * @throws OutboxException if a statement fails; the batches committed before it stay deleted
+   */
+  public long purgeOlderThan(DataSource dataSource, Duration age, int batchSize) {
+    requireNonNull(dataSource, "dataSource");
+    requirePurgeArguments(age, batchSize);
+    return purge(DSL.using(dataSource, SQLDialect.POSTGRES, settings), age, batchSize);
+  }
+
+  /**
+   * Like {@link #purgeOlderThan(DataSource, Duration, int)} on a jOOQ context: each batch is a
+   * {@code transactionResult(...)} of {@code dsl}, that is its own transaction when {@code dsl} is
+   * not in one, and a savepoint of the enclosing transaction when it is.
+   *
+   * @return the number of rows deleted
+   * @throws IllegalArgumentException if {@code age} is negative or {@code batchSize} is not between
+   *     1 and {@value #MAX_PURGE_BATCH_SIZE}
+   * @throws OutboxException if a statement fails
+   */
+  public long purgeOlderThan(DSLContext dsl, Duration age, int batchSize) {
+    requireNonNull(dsl, "dsl");
+    requirePurgeArguments(age, batchSize);
+    return purge(Contexts.derive(dsl, schema), age, batchSize);
+  }
+
+  /** The schema that holds the {@code processed_events} table. */
+  public String schema() {
+    return schema;
+  }
+
+  @Override
+  public String toString() {
+    return "Inbox[schema=" + schema + "]";
+  }
+
+  private <E extends Exception> boolean handle(
+      DSLContext tx, String consumer, UUID eventId, Handler<E> handler) throws E {
+    int inserted;
+    try {
+      if (!Contexts.inTransaction(tx)) {
+        throw new OutboxException(
+            "Inbox.handleOnce needs the consumer's transaction, but the connection is in"
+                + " auto-commit mode: the inbox row would commit before the handler ran, and a"
+                + " failed handler would never run again. Call it inside a transaction; nothing"
+                + " was written");
+      }
+      inserted =
+          tx.insertInto(PROCESSED_EVENTS, PROCESSED_EVENTS.CONSUMER, PROCESSED_EVENTS.EVENT_ID)
+              .values(consumer, eventId)
+              .onConflict(PROCESSED_EVENTS.CONSUMER, PROCESSED_EVENTS.EVENT_ID)
+              .doNothing()
+              .execute();
+    } catch (DataAccessException e) {
+      throw new OutboxException(
+          "Could not record event "
+              + eventId
+              + " for consumer '"
+              + consumer
+              + "' in "
+              + schema
+              + ".processed_events: "
+              + e.getMessage(),
+          e);
+    }
+    if (inserted == 0) {
+      return false;
+    }
+    handler.handle();
+    return true;
+  }
+
+  private long purge(DSLContext dsl, Duration age, int batchSize) {
+    try {
+      OffsetDateTime cutoff =
+          dsl.select(DSL.currentOffsetDateTime()).fetchSingle().value1().minus(age);
+      long total = 0;
+      int deleted;
+      do {
+        deleted =
+            dsl.transactionResult(
+                batch ->
+                    batch
+                        .dsl()
+                        .deleteFrom(PROCESSED_EVENTS)
+                        .where(
+                            DSL.row(PROCESSED_EVENTS.CONSUMER, PROCESSED_EVENTS.EVENT_ID)
+                                .in(
+                                    DSL.select(PROCESSED_EVENTS.CONSUMER, PROCESSED_EVENTS.EVENT_ID)
+                                        .from(PROCESSED_EVENTS)
+                                        .where(PROCESSED_EVENTS.PROCESSED_AT.lt(cutoff))
+                                        .limit(batchSize)
+                                        .forUpdate()
+                                        .skipLocked()))
+                        .execute());
+        total += deleted;
+      } while (deleted == batchSize);
+      return total;
+    } catch (DataAccessException e) {
+      throw new OutboxException(
+          "Could not purge " + schema + ".processed_events: " + e.getMessage(), e);
+    }
+  }
+
+  private static void requireArguments(String consumer, UUID eventId, Handler<?> handler) {
+    String problem = Texts.requiredProblem("consumer", consumer, MAX_CONSUMER_LENGTH);
+    if (problem != null) {
+      throw new IllegalArgumentException(problem);
+    }
+    requireNonNull(eventId, "eventId");
+    requireNonNull(handler, "handler");
+  }
+
+  private static void requirePurgeArguments(Duration age, int batchSize) {
+    requireNonNull(age, "age");
+    if (age.isNegative()) {
+      throw new IllegalArgumentException("age must not be negative, was " + age);
+    }
+    if (batchSize < 1 || batchSize > MAX_PURGE_BATCH_SIZE) {
+      throw new IllegalArgumentException(
+          "batchSize must be between 1 and " + MAX_PURGE_BATCH_SIZE + ", was " + batchSize);
+    }
+  }
+
+  /** Builds an {@link Inbox}; not thread-safe. */
+  public static final class Builder {
+    private String schema = DEFAULT_SCHEMA;
+
+    private Builder() {}
+
+    /**
+     * The schema that holds the {@code processed_events} table. Default {@value
+     * Inbox#DEFAULT_SCHEMA}.
+     *
+     * @throws IllegalArgumentException if {@code schema} is not a plain lower-case identifier
+     */
+    public Builder schema(String schema) {
+      this.schema = OutboxSchema.requireValidName(schema);
+      return this;
+    }
+
+    /** The inbox. */
+    public Inbox build() {
+      return new Inbox(this);
+    }
+  }
+}

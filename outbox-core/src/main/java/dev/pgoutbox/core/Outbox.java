@@ -1,0 +1,423 @@
+package dev.pgoutbox.core;
+
+import static dev.pgoutbox.db.jooq.Tables.OUTBOX_EVENTS;
+import static java.util.Objects.requireNonNull;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.pgoutbox.core.internal.AdvisoryLocks;
+import dev.pgoutbox.core.internal.Contexts;
+import dev.pgoutbox.core.internal.Ids;
+import dev.pgoutbox.core.internal.Json;
+import dev.pgoutbox.db.OutboxSchema;
+import dev.pgoutbox.db.jooq.tables.records.OutboxEventsRecord;
+import java.sql.Connection;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.UUID;
+import java.util.function.Supplier;
+import org.jooq.DSLContext;
+import org.jooq.InsertValuesStep6;
+import org.jooq.JSONB;
+import org.jooq.conf.Settings;
+import org.jooq.exception.DataAccessException;
+import org.jspecify.annotations.Nullable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Appends events to the outbox inside the host's own transaction, so that they commit (or roll
+ * back) with the host's business rows.
+ *
+ * <pre>{@code
+ * Outbox outbox = Outbox.builder().schema("outbox").build();   // once, at start-up
+ *
+ * dsl.transaction(tx -> {
+ *   tx.dsl().insertInto(ORDERS).set(order).execute();
+ *   UUID eventId = outbox.append(tx.dsl(), OutboxEvent.of("order", order.id(), "order.created", order));
+ * });
+ * }</pre>
+ *
+ * <p>The outbox never begins, commits or rolls back: it sends its {@code INSERT} (and, with {@link
+ * Builder#serializeWritersPerAggregate(boolean)}, one advisory-lock query) on the host's connection
+ * and returns. A connection in auto-commit mode is refused, since the event would commit on its
+ * own. Every event is checked before any statement is sent; a refused event ({@link
+ * InvalidEventException}) leaves the host's transaction as it was, to continue or roll back.
+ *
+ * <p>Statements go through jOOQ's generated {@code OUTBOX_EVENTS} table, rendered into the
+ * configured schema. With a {@code DSLContext}, the host's configuration is used as it is (its
+ * connection provider, transaction, listeners and settings), with the schema mapping added.
+ *
+ * <p>Immutable and thread-safe: build one and share it.
+ */
+public final class Outbox {
+
+  /** The schema used when none is set: {@value}. */
+  public static final String DEFAULT_SCHEMA = OutboxSchema.DEFAULT_SCHEMA;
+
+  /**
+   * Most rows in one {@code INSERT}: {@link #appendAll} splits longer lists into statements of this
+   * many rows (all in the host's transaction), to stay within PostgreSQL's bind-parameter limit.
+   */
+  public static final int MAX_ROWS_PER_STATEMENT = 5_000;
+
+  private static final Logger LOG = LoggerFactory.getLogger(Outbox.class);
+
+  private final String schema;
+  private final Settings settings;
+  private final ObjectMapper objectMapper;
+  private final @Nullable Supplier<? extends @Nullable Map<String, String>> headers;
+  private final boolean serializeWritersPerAggregate;
+
+  private Outbox(Builder builder) {
+    this.schema = builder.schema;
+    this.settings = Contexts.settings(schema);
+    this.objectMapper = builder.objectMapper != null ? builder.objectMapper : Json.defaultMapper();
+    this.headers = builder.headers;
+    this.serializeWritersPerAggregate = builder.serializeWritersPerAggregate;
+    LOG.debug("pgoutbox-outbox - Built {}", this);
+  }
+
+  /** A builder of an {@code Outbox}; the builder is not thread-safe, the outbox is. */
+  public static Builder builder() {
+    return new Builder();
+  }
+
+  /**
+   * A new {@code ObjectMapper} configured as the outbox's default: {@code java.time} values
+   * (JavaTimeModule) written as ISO-8601 text, not numbers. Consumers can read payloads with it.
+   */
+  public static ObjectMapper defaultObjectMapper() {
+    return Json.defaultMapper();
+  }
+
+  /**
+   * Appends one event in the transaction of {@code tx} (a jOOQ context on the host's transaction,
+   * e.g. {@code configuration.dsl()} inside {@code dsl.transaction(...)}).
+   *
+   * @return the event's id: its explicit id, or a new UUIDv7
+   * @throws InvalidEventException if the payload does not serialize to JSON that PostgreSQL stores
+   *     unchanged, or the headers hook returns a bad header; nothing was sent
+   * @throws OutboxException if {@code tx} is in auto-commit mode (nothing was sent), or the insert
+   *     fails (the host's transaction is then aborted and must be rolled back)
+   */
+  public UUID append(DSLContext tx, OutboxEvent event) {
+    requireNonNull(tx, "tx");
+    requireNonNull(event, "event");
+    return write(Contexts.derive(tx, schema), List.of(event), false).get(0);
+  }
+
+  /**
+   * Appends one event in the transaction of a plain JDBC connection; the connection is neither
+   * committed nor closed.
+   *
+   * @return the event's id: its explicit id, or a new UUIDv7
+   * @throws InvalidEventException if the payload does not serialize to JSON that PostgreSQL stores
+   *     unchanged, or the headers hook returns a bad header; nothing was sent
+   * @throws OutboxException if {@code tx} is in auto-commit mode (nothing was sent), or the insert
+   *     fails (the host's transaction is then aborted and must be rolled back)
+   */
+  public UUID append(Connection tx, OutboxEvent event) {
+    requireNonNull(tx, "tx");
+    requireNonNull(event, "event");
+    return write(Contexts.on(tx, settings), List.of(event), false).get(0);
+  }
+
+  /**
+   * Appends {@code events}, in their order, with one multi-row {@code INSERT} (one per {@value
+   * #MAX_ROWS_PER_STATEMENT} events). Their {@code position}s follow the list's order. Every event
+   * is checked first: if one is refused, none is written, and the message names its index, e.g.
+   * {@code events[2] (aggregate order/42, type order.created): payload ...}. An empty list sends
+   * nothing.
+   *
+   * @return the events' ids, in the order of {@code events}
+   * @throws InvalidEventException if an event is null, its payload does not serialize to JSON that
+   *     PostgreSQL stores unchanged, two events share an explicit id, or the headers hook returns a
+   *     bad header; nothing was sent
+   * @throws OutboxException if {@code tx} is in auto-commit mode (nothing was sent), or the insert
+   *     fails (the host's transaction is then aborted and must be rolled back)
+   */
+  public List<UUID> appendAll(DSLContext tx, List<OutboxEvent> events) {
+    requireNonNull(tx, "tx");
+    requireNonNull(events, "events");
+    return write(Contexts.derive(tx, schema), events, true);
+  }
+
+  /**
+   * Like {@link #appendAll(DSLContext, List)}, on a plain JDBC connection, which is neither
+   * committed nor closed.
+   *
+   * @return the events' ids, in the order of {@code events}
+   * @throws InvalidEventException if an event is refused; nothing was sent
+   * @throws OutboxException if {@code tx} is in auto-commit mode (nothing was sent), or the insert
+   *     fails (the host's transaction is then aborted and must be rolled back)
+   */
+  public List<UUID> appendAll(Connection tx, List<OutboxEvent> events) {
+    requireNonNull(tx, "tx");
+    requireNonNull(events, "events");
+    return write(Contexts.on(tx, settings), events, true);
+  }
+
+  /** The schema that holds the outbox tables. */
+  public String schema() {
+    return schema;
+  }
+
+  /** Whether {@code append} takes the aggregate's advisory lock before inserting. */
+  public boolean serializesWritersPerAggregate() {
+    return serializeWritersPerAggregate;
+  }
+
+  @Override
+  public String toString() {
+    return "Outbox[schema="
+        + schema
+        + ", serializeWritersPerAggregate="
+        + serializeWritersPerAggregate
+        + ", headersHook="
+        + (headers != null)
+        + "]";
+  }
+
+  private List<UUID> write(DSLContext tx, List<OutboxEvent> events, boolean batch) {
+    if (events.isEmpty()) {
+      return List.of();
+    }
+    Map<String, String> contextHeaders = contextHeaders();
+    List<OutboxEventsRecord> rows = new ArrayList<>(events.size());
+    Set<UUID> explicitIds = new HashSet<>();
+    for (int i = 0; i < events.size(); i++) {
+      OutboxEvent event = events.get(i);
+      if (event == null) {
+        throw new InvalidEventException("events[" + i + "] must not be null");
+      }
+      UUID explicit = event.id();
+      if (explicit != null && !explicitIds.add(explicit)) {
+        throw new InvalidEventException(
+            describe(event, i, batch) + ": id " + explicit + " is used by an earlier event");
+      }
+      rows.add(row(event, i, batch, contextHeaders));
+    }
+    if (!inTransaction(tx)) {
+      throw new OutboxException(
+          "Outbox.append needs the host's transaction, but the connection is in auto-commit mode:"
+              + " the event would commit on its own, apart from the business rows. Call it inside a"
+              + " transaction (jOOQ transaction(...), Spring @Transactional, or"
+              + " Connection.setAutoCommit(false)); nothing was written");
+    }
+    try {
+      if (serializeWritersPerAggregate) {
+        Set<String> keys = new TreeSet<>();
+        for (OutboxEventsRecord row : rows) {
+          keys.add(AdvisoryLocks.key(row.getAggregateType(), row.getAggregateId()));
+        }
+        AdvisoryLocks.lock(tx, new ArrayList<>(keys));
+      }
+      for (int from = 0; from < rows.size(); from += MAX_ROWS_PER_STATEMENT) {
+        insert(tx, rows.subList(from, Math.min(rows.size(), from + MAX_ROWS_PER_STATEMENT)));
+      }
+    } catch (DataAccessException e) {
+      throw new OutboxException(
+          "Could not append "
+              + (rows.size() == 1 ? "event " : rows.size() + " events, the first ")
+              + rows.get(0).getId()
+              + " (aggregate "
+              + rows.get(0).getAggregateType()
+              + "/"
+              + rows.get(0).getAggregateId()
+              + ", type "
+              + rows.get(0).getEventType()
+              + "), to "
+              + schema
+              + ".outbox_events: "
+              + e.getMessage(),
+          e);
+    }
+    List<UUID> ids = new ArrayList<>(rows.size());
+    for (OutboxEventsRecord row : rows) {
+      ids.add(row.getId());
+    }
+    return List.copyOf(ids);
+  }
+
+  private OutboxEventsRecord row(
+      OutboxEvent event, int index, boolean batch, Map<String, String> contextHeaders) {
+    String payload;
+    if (event.payload() instanceof RawJson raw) {
+      payload = raw.json(); // Checked when the RawJson was made.
+    } else {
+      try {
+        payload = Json.serialize(objectMapper, event.payload(), "payload");
+      } catch (IllegalArgumentException e) {
+        throw new InvalidEventException(describe(event, index, batch) + ": " + e.getMessage(), e);
+      }
+    }
+    Map<String, String> merged = contextHeaders;
+    if (!event.headers().isEmpty()) {
+      merged = new LinkedHashMap<>(contextHeaders);
+      merged.putAll(event.headers()); // The event's own headers win.
+    }
+    UUID id = event.id() != null ? event.id() : Ids.next();
+    return new OutboxEventsRecord()
+        .setId(id)
+        .setAggregateType(event.aggregateType())
+        .setAggregateId(event.aggregateId())
+        .setEventType(event.eventType())
+        .setPayload(JSONB.valueOf(payload))
+        .setHeaders(JSONB.valueOf(Json.headers(merged)));
+  }
+
+  private static void insert(DSLContext tx, List<OutboxEventsRecord> rows) {
+    InsertValuesStep6<OutboxEventsRecord, UUID, String, String, String, JSONB, JSONB> insert =
+        tx.insertInto(
+            OUTBOX_EVENTS,
+            OUTBOX_EVENTS.ID,
+            OUTBOX_EVENTS.AGGREGATE_TYPE,
+            OUTBOX_EVENTS.AGGREGATE_ID,
+            OUTBOX_EVENTS.EVENT_TYPE,
+            OUTBOX_EVENTS.PAYLOAD,
+            OUTBOX_EVENTS.HEADERS);
+    for (OutboxEventsRecord row : rows) {
+      insert =
+          insert.values(
+              row.getId(),
+              row.getAggregateType(),
+              row.getAggregateId(),
+              row.getEventType(),
+              row.getPayload(),
+              row.getHeaders());
+    }
+    int inserted = insert.execute();
+    if (inserted != rows.size()) {
+      throw new IllegalStateException(
+          "Inserted " + inserted + " rows into outbox_events instead of " + rows.size());
+    }
+  }
+
+  private Map<String, String> contextHeaders() {
+    if (headers == null) {
+      return Map.of();
+    }
+    Map<String, String> supplied;
+    try {
+      supplied = headers.get();
+    } catch (RuntimeException e) {
+      throw new OutboxException("The headers hook failed: " + e, e);
+    }
+    if (supplied == null) {
+      return Map.of(); // e.g. MDC.getCopyOfContextMap() when the MDC is empty.
+    }
+    return OutboxEvent.checkedHeaders(supplied, "headers from the headers hook");
+  }
+
+  private static boolean inTransaction(DSLContext tx) {
+    try {
+      return Contexts.inTransaction(tx);
+    } catch (DataAccessException e) {
+      throw new OutboxException(
+          "Could not tell whether the connection is in a transaction: " + e.getMessage(), e);
+    }
+  }
+
+  private static String describe(OutboxEvent event, int index, boolean batch) {
+    return (batch ? "events[" + index + "]" : "event")
+        + " (aggregate "
+        + event.aggregateType()
+        + "/"
+        + event.aggregateId()
+        + ", type "
+        + event.eventType()
+        + ")";
+  }
+
+  /**
+   * Builds an {@link Outbox}. Every setter checks its argument at once; not thread-safe.
+   *
+   * <pre>{@code
+   * Outbox outbox = Outbox.builder()
+   *     .schema("outbox")
+   *     .objectMapper(applicationObjectMapper)
+   *     .headers(() -> Map.of("traceparent", currentTraceparent()))
+   *     .serializeWritersPerAggregate(true)
+   *     .build();
+   * }</pre>
+   */
+  public static final class Builder {
+    private String schema = DEFAULT_SCHEMA;
+    private @Nullable ObjectMapper objectMapper;
+    private @Nullable Supplier<? extends @Nullable Map<String, String>> headers;
+    private boolean serializeWritersPerAggregate;
+
+    private Builder() {}
+
+    /**
+     * The schema that holds the outbox tables, as given to {@code OutboxSchema.migrate}. Default
+     * {@value Outbox#DEFAULT_SCHEMA}. Statements name it explicitly, whatever the connection's
+     * {@code search_path}.
+     *
+     * @throws IllegalArgumentException if {@code schema} is not a plain lower-case identifier
+     */
+    public Builder schema(String schema) {
+      this.schema = OutboxSchema.requireValidName(schema);
+      return this;
+    }
+
+    /**
+     * The mapper that serializes payloads, typically the application's own, so that payloads look
+     * like the rest of its JSON. Default: {@link Outbox#defaultObjectMapper()}. The mapper must not
+     * be reconfigured after {@code build()}.
+     */
+    public Builder objectMapper(ObjectMapper objectMapper) {
+      this.objectMapper = requireNonNull(objectMapper, "objectMapper");
+      return this;
+    }
+
+    /**
+     * A hook whose headers are added to every appended event, e.g. the W3C {@code traceparent} of
+     * the current span or a correlation id from the logging context. Called once per {@code
+     * append}/{@code appendAll} call, on the caller's thread. An event's own headers win over the
+     * hook's for the same key. The hook may return null (no headers), but not a null key or value.
+     *
+     * <pre>{@code
+     * .headers(() -> Map.of("traceparent", Span.current().traceparent()))
+     * .headers(MDC::getCopyOfContextMap)
+     * }</pre>
+     */
+    public Builder headers(Supplier<? extends @Nullable Map<String, String>> headers) {
+      this.headers = requireNonNull(headers, "headers");
+      return this;
+    }
+
+    /**
+     * Whether {@code append} first takes a transaction-level advisory lock on each aggregate it
+     * writes ({@code pg_advisory_xact_lock(hashtextextended(aggregate_type || ':' || aggregate_id,
+     * 0))}), held until the host commits or rolls back. Default {@code false}.
+     *
+     * <p>The relay publishes an aggregate's events in {@code position} order. Positions are taken
+     * at insert, commits happen later: two transactions writing one aggregate may commit in the
+     * other order than their positions, and the relay may then publish the later-positioned event
+     * first. Hosts that already serialize an aggregate's writers (e.g. every transaction updates
+     * the aggregate's row) need nothing more. Others turn this on: then a writer waits for the
+     * aggregate's previous writer to finish, and position order is commit order.
+     *
+     * <p>Costs: one more round trip per {@code append}; concurrent writers of one aggregate wait
+     * for each other until commit; a transaction that appends to several aggregates in separate
+     * calls, in varying orders, can deadlock with another (PostgreSQL aborts one of them): append
+     * to aggregates in a consistent order, or pass them to one {@code appendAll}, which locks them
+     * in a fixed (sorted) order.
+     */
+    public Builder serializeWritersPerAggregate(boolean serialize) {
+      this.serializeWritersPerAggregate = serialize;
+      return this;
+    }
+
+    /** The outbox. */
+    public Outbox build() {
+      return new Outbox(this);
+    }
+  }
+}

@@ -1,0 +1,78 @@
+package dev.pgoutbox.core;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.time.Duration;
+import java.util.UUID;
+import javax.sql.DataSource;
+import org.jooq.DSLContext;
+import org.jooq.SQLDialect;
+import org.jooq.impl.DSL;
+import org.junit.jupiter.api.Test;
+
+/** Settings are checked when they are set, with the rule in the message; no database needed. */
+class BuildersTest {
+
+  /** A context without a connection: any attempt to use one fails differently. */
+  private static final DSLContext NO_CONNECTION = DSL.using(SQLDialect.POSTGRES);
+
+  @Test
+  void outboxDefaults() {
+    Outbox outbox = Outbox.builder().build();
+    assertThat(outbox.schema()).isEqualTo("public");
+    assertThat(outbox.serializesWritersPerAggregate()).isFalse();
+    assertThat(outbox)
+        .hasToString(
+            "Outbox[schema=public, serializeWritersPerAggregate=false, headersHook=false]");
+  }
+
+  @Test
+  void schemaMustBeAPlainIdentifier() {
+    assertThatThrownBy(() -> Outbox.builder().schema("Outbox"))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageStartingWith("schema must be a plain identifier");
+    assertThatThrownBy(() -> Outbox.builder().schema("x; drop table y"))
+        .hasMessageStartingWith("schema must be a plain identifier");
+    assertThatThrownBy(() -> Inbox.builder().schema("s".repeat(64)))
+        .hasMessage("schema must be between 1 and 63 characters long, was 64");
+    assertThatThrownBy(() -> Inbox.builder().schema(""))
+        .hasMessage("schema must be between 1 and 63 characters long, was 0");
+  }
+
+  @Test
+  void consumerIsCheckedBeforeTheConnectionIsTouched() {
+    Inbox inbox = Inbox.builder().build();
+    UUID id = UUID.randomUUID();
+    assertThatThrownBy(() -> inbox.handleOnce(NO_CONNECTION, " ", id, () -> {}))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessage("consumer must not be blank");
+    assertThatThrownBy(() -> inbox.handleOnce(NO_CONNECTION, "c".repeat(201), id, () -> {}))
+        .hasMessage("consumer must be at most 200 characters, was 201");
+    assertThatThrownBy(() -> inbox.handleOnce(NO_CONNECTION, null, id, () -> {}))
+        .hasMessage("consumer must not be null");
+    assertThatThrownBy(() -> inbox.handleOnce(NO_CONNECTION, "billing", null, () -> {}))
+        .isInstanceOf(NullPointerException.class)
+        .hasMessage("eventId");
+  }
+
+  @Test
+  void purgeArgumentsAreChecked() {
+    Inbox inbox = Inbox.builder().build();
+    DataSource none =
+        (DataSource)
+            java.lang.reflect.Proxy.newProxyInstance(
+                getClass().getClassLoader(),
+                new Class<?>[] {DataSource.class},
+                (p, m, a) -> {
+                  throw new AssertionError("the data source must not be used");
+                });
+    assertThatThrownBy(() -> inbox.purgeOlderThan(none, Duration.ofSeconds(-1), 10))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessage("age must not be negative, was PT-1S");
+    assertThatThrownBy(() -> inbox.purgeOlderThan(none, Duration.ofDays(1), 0))
+        .hasMessage("batchSize must be between 1 and 100000, was 0");
+    assertThatThrownBy(() -> inbox.purgeOlderThan(NO_CONNECTION, Duration.ofDays(1), 100_001))
+        .hasMessage("batchSize must be between 1 and 100000, was 100001");
+  }
+}

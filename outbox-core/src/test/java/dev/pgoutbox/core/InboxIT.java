@@ -1,0 +1,243 @@
+package dev.pgoutbox.core;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.pgoutbox.db.testing.TestSchema;
+import java.io.IOException;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.SQLException;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.UUID;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.jooq.DSLContext;
+import org.jooq.SQLDialect;
+import org.jooq.impl.DSL;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/** Each event takes effect once per consumer, however often and however concurrently delivered. */
+class InboxIT {
+
+  private static final int DELIVERIES = 8;
+
+  @RegisterExtension static final TestSchema db = TestSchema.migrated(DELIVERIES + 2);
+
+  private static DSLContext consumer;
+  private static Inbox inbox;
+  private static ExecutorService executor;
+
+  @BeforeAll
+  static void setUp() {
+    db.execute("CREATE TABLE invoices (event_id uuid NOT NULL, consumer text NOT NULL)");
+    consumer = DSL.using(db.dataSource(), SQLDialect.POSTGRES);
+    inbox = Inbox.builder().schema(db.schema()).build();
+    executor = Executors.newFixedThreadPool(DELIVERIES);
+  }
+
+  @AfterAll
+  static void stop() {
+    executor.shutdownNow();
+  }
+
+  @BeforeEach
+  void empty() {
+    db.execute("TRUNCATE invoices, processed_events");
+  }
+
+  private static void invoice(DSLContext tx, UUID eventId, String name) {
+    tx.execute("INSERT INTO invoices VALUES (?, ?)", eventId, name);
+  }
+
+  @Test
+  void oneEventDeliveredConcurrentlyFromEightThreadsRunsTheHandlerOnce() throws Exception {
+    UUID eventId = UUID.randomUUID();
+    AtomicInteger runs = new AtomicInteger();
+    CountDownLatch start = new CountDownLatch(1);
+    List<Future<Boolean>> deliveries = new ArrayList<>();
+    for (int i = 0; i < DELIVERIES; i++) {
+      deliveries.add(
+          executor.submit(
+              () -> {
+                start.await();
+                return consumer.transactionResult(
+                    tx ->
+                        inbox.handleOnce(
+                            tx.dsl(),
+                            "billing",
+                            eventId,
+                            () -> {
+                              runs.incrementAndGet();
+                              invoice(tx.dsl(), eventId, "billing");
+                              // Hold the transaction open until every other delivery is in
+                              // flight, waiting on this one's inbox row.
+                              waitForOtherDeliveries(DELIVERIES - 1);
+                            }));
+              }));
+    }
+    start.countDown();
+    int ran = 0;
+    for (Future<Boolean> delivery : deliveries) {
+      if (delivery.get(Waits.DEADLINE.toSeconds(), TimeUnit.SECONDS)) {
+        ran++;
+      }
+    }
+
+    assertThat(ran).isEqualTo(1);
+    assertThat(runs).hasValue(1);
+    assertThat(Stored.count(db, "invoices")).isEqualTo(1);
+    assertThat(Stored.count(db, "processed_events")).isEqualTo(1);
+  }
+
+  /** Waits until {@code count} other backends of this schema wait for a transaction's lock. */
+  private static void waitForOtherDeliveries(int count) {
+    Waits.until(
+        count + " deliveries waiting on the first one",
+        () ->
+            Waits.queryLong(
+                    db,
+                    "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock'"
+                        + " AND query LIKE '%\""
+                        + db.schema()
+                        + "\".\"processed_events\"%'")
+                >= count);
+  }
+
+  @Test
+  void throwingHandlerRollsTheInboxRowBackSoRedeliveryRunsItAgain() throws Exception {
+    UUID eventId = UUID.randomUUID();
+    IOException failure = new IOException("ledger unavailable");
+
+    assertThatThrownBy(
+            () ->
+                consumer.transaction(
+                    tx ->
+                        inbox.handleOnce(
+                            tx.dsl(),
+                            "billing",
+                            eventId,
+                            () -> {
+                              invoice(tx.dsl(), eventId, "billing");
+                              throw failure;
+                            })))
+        .rootCause()
+        .isSameAs(failure);
+    assertThat(Stored.count(db, "processed_events")).isZero();
+    assertThat(Stored.count(db, "invoices")).isZero();
+
+    boolean ranAgain =
+        consumer.transactionResult(
+            tx ->
+                inbox.handleOnce(
+                    tx.dsl(), "billing", eventId, () -> invoice(tx.dsl(), eventId, "billing")));
+    boolean ranThird =
+        consumer.transactionResult(
+            tx ->
+                inbox.handleOnce(
+                    tx.dsl(), "billing", eventId, () -> invoice(tx.dsl(), eventId, "billing")));
+
+    assertThat(ranAgain).isTrue();
+    assertThat(ranThird).isFalse();
+    assertThat(Stored.count(db, "invoices")).isEqualTo(1);
+  }
+
+  @Test
+  void handlersExceptionPropagatesUnchangedWithItsCheckedType() throws SQLException {
+    UUID eventId = UUID.randomUUID();
+    try (Connection connection = db.dataSource().getConnection()) {
+      connection.setAutoCommit(false);
+      IOException failure = new IOException("disk full");
+      assertThatThrownBy(
+              () ->
+                  inbox.<IOException>handleOnce(
+                      connection,
+                      "archive",
+                      eventId,
+                      () -> {
+                        throw failure;
+                      }))
+          .isSameAs(failure);
+      connection.rollback();
+    }
+    assertThat(Stored.count(db, "processed_events")).isZero();
+  }
+
+  @Test
+  void eachConsumerHandlesTheEventOnce() {
+    UUID eventId = UUID.randomUUID();
+    List<Boolean> ran = new ArrayList<>();
+    for (String name : List.of("billing", "shipping", "billing", "shipping")) {
+      ran.add(
+          consumer.transactionResult(
+              tx ->
+                  inbox.handleOnce(
+                      tx.dsl(), name, eventId, () -> invoice(tx.dsl(), eventId, name))));
+    }
+    assertThat(ran).containsExactly(true, true, false, false);
+    assertThat(Stored.count(db, "invoices")).isEqualTo(2);
+  }
+
+  @Test
+  void plainJdbcConsumerHandlesOnceAndCommitsTheHandlersWritesWithTheInboxRow()
+      throws SQLException {
+    UUID eventId = UUID.randomUUID();
+    for (int delivery = 0; delivery < 3; delivery++) {
+      try (Connection connection = db.dataSource().getConnection()) {
+        connection.setAutoCommit(false);
+        inbox.handleOnce(
+            connection,
+            "mailer",
+            eventId,
+            () -> {
+              try (PreparedStatement insert =
+                  connection.prepareStatement("INSERT INTO invoices VALUES (?, 'mailer')")) {
+                insert.setObject(1, eventId);
+                insert.executeUpdate();
+              }
+            });
+        connection.commit();
+      }
+    }
+    assertThat(Stored.count(db, "invoices")).isEqualTo(1);
+    assertThat(Stored.count(db, "processed_events")).isEqualTo(1);
+  }
+
+  @Test
+  void autoCommitConnectionIsRefusedAndTheHandlerDoesNotRun() throws SQLException {
+    AtomicInteger runs = new AtomicInteger();
+    try (Connection connection = db.dataSource().getConnection()) {
+      connection.setAutoCommit(true);
+      assertThatThrownBy(
+              () ->
+                  inbox.handleOnce(connection, "billing", UUID.randomUUID(), runs::incrementAndGet))
+          .isInstanceOf(OutboxException.class)
+          .hasMessageContaining("auto-commit mode");
+    }
+    assertThatThrownBy(
+            () -> inbox.handleOnce(consumer, "billing", UUID.randomUUID(), runs::incrementAndGet))
+        .isInstanceOf(OutboxException.class)
+        .hasMessageContaining("auto-commit mode");
+    assertThat(runs).hasValue(0);
+    assertThat(Stored.count(db, "processed_events")).isZero();
+  }
+
+  @Test
+  void consumerNameAtTheLimitIsStored() {
+    String longest = "c".repeat(Inbox.MAX_CONSUMER_LENGTH);
+    boolean ran =
+        consumer.transactionResult(
+            tx -> inbox.handleOnce(tx.dsl(), longest, UUID.randomUUID(), () -> {}));
+    assertThat(ran).isTrue();
+    assertThat(Stored.count(db, "processed_events")).isEqualTo(1);
+  }
+}

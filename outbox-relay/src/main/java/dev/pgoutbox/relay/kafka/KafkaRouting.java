@@ -1,0 +1,43 @@
+package dev.pgoutbox.relay.kafka;
+
+import static java.util.Objects.requireNonNull;
+
+import dev.pgoutbox.relay.OutboxMessage;
+
+/**
+ * Chooses the topic an event is sent to. The record key is always the aggregate id, so one
+ * aggregate's events share a partition and keep their order; routing only picks the topic.
+ *
+ * <pre>{@code
+ * KafkaRouting perTeam = m -> "billing." + m.aggregateType();
+ * }</pre>
+ *
+ * <p>Called on the relay's thread; must not block. An exception it throws fails that event
+ * permanently.
+ */
+@FunctionalInterface
+public interface KafkaRouting {
+
+  /** The topic for {@code message}. */
+  String topic(OutboxMessage message);
+
+  /** Topic = the aggregate type ({@code order} events to topic {@code order}): the default. */
+  static KafkaRouting byAggregateType() {
+    return OutboxMessage::aggregateType;
+  }
+
+  /** Topic = {@code prefix} followed by the aggregate type, e.g. {@code outbox.order}. */
+  static KafkaRouting byAggregateType(String prefix) {
+    requireNonNull(prefix, "prefix");
+    return m -> prefix + m.aggregateType();
+  }
+
+  /** Every event to one topic. */
+  static KafkaRouting fixed(String topic) {
+    requireNonNull(topic, "topic");
+    if (topic.isBlank()) {
+      throw new IllegalArgumentException("topic must not be blank");
+    }
+    return m -> topic;
+  }
+}

@@ -1,0 +1,9 @@
+/**
+ * Publishes outbox events to Apache Kafka with {@code kafka-clients} (an optional dependency of
+ * this module): {@link dev.pgoutbox.relay.kafka.KafkaPublisher} on the relay's side, {@link
+ * dev.pgoutbox.relay.kafka.KafkaEventIds} on the consumer's side.
+ */
+@NullMarked
+package dev.pgoutbox.relay.kafka;
+
+import org.jspecify.annotations.NullMarked;

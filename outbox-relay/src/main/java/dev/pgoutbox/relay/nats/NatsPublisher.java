@@ -1,0 +1,325 @@
+package dev.pgoutbox.relay.nats;
+
+import static java.util.Objects.requireNonNull;
+
+import dev.pgoutbox.relay.OutboxMessage;
+import dev.pgoutbox.relay.PublishResult;
+import dev.pgoutbox.relay.Publisher;
+import io.nats.client.Connection;
+import io.nats.client.JetStream;
+import io.nats.client.JetStreamApiException;
+import io.nats.client.JetStreamOptions;
+import io.nats.client.Nats;
+import io.nats.client.Options;
+import io.nats.client.PublishOptions;
+import io.nats.client.api.PublishAck;
+import io.nats.client.impl.Headers;
+import java.io.IOException;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.locks.ReentrantLock;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * Publishes outbox events to NATS JetStream with acknowledgements.
+ *
+ * <pre>{@code
+ * Options options = new Options.Builder().server("nats://nats.internal:4222").maxReconnects(-1).build();
+ * try (NatsPublisher nats = NatsPublisher.builder(options).build()) {
+ *   // hand it to the relay; subjects outbox.<aggregate_type>.<event_type>,
+ *   // captured by a stream on "outbox.>" with a duplicate window
+ * }
+ * }</pre>
+ *
+ * <p><b>The message.</b> Subject from {@link NatsRouting} (default {@code
+ * outbox.<aggregate_type>.<event_type>}), data = the payload JSON as stored, headers {@value
+ * NatsEventIds#HEADER} = event id, {@value #EVENT_TYPE_HEADER}, {@value #AGGREGATE_TYPE_HEADER},
+ * {@value #AGGREGATE_ID_HEADER} and every stored header (e.g. {@code traceparent}).
+ *
+ * <p><b>Deduplication.</b> JetStream drops a message whose {@code Nats-Msg-Id} it has already
+ * stored within the stream's duplicate window ({@code duplicate_window}, 2 minutes by default);
+ * such a publish is acknowledged as a duplicate and answered published. A redelivery later than the
+ * window (a relay down longer than that between the broker's ack and its commit) is stored again:
+ * size the window to your outage budget and let consumers dedup with {@link NatsEventIds} and the
+ * inbox.
+ *
+ * <p><b>Pipelining and order.</b> The batch is published with {@code publishAsync} on one
+ * connection, without waiting; a connection delivers in order, and a stream stores in arrival
+ * order, so an aggregate's events are stored in order. Each ack is awaited at most {@link
+ * Builder#ackTimeout}. An event refused at once (too large for the server) holds back the later
+ * events of its aggregate in the batch (answered retryable, not sent); a closed connection stops
+ * the rest of the batch.
+ *
+ * <p><b>Failures.</b> Permanent: a payload larger than the server's {@code max_payload}, a message
+ * larger than the stream's maximum (API error {@value #MESSAGE_TOO_LARGE}), an invalid subject or
+ * header. Retryable: no ack in time (server down or restarting; jnats resends buffered messages on
+ * reconnect, and the duplicate window absorbs them), connection closed, {@code 503 no responders}
+ * (no stream captures the subject, or JetStream is not ready yet: indistinguishable on the wire),
+ * any other JetStream error.
+ *
+ * <p>Thread-safe. Given a connection, the publisher never closes it. Given {@link Options}, it
+ * connects lazily (on the first batch), connects again if the connection has closed for good, and
+ * closes its connection in {@link #close()}.
+ */
+public final class NatsPublisher implements Publisher {
+
+  /** The header that carries the event type: {@value}. */
+  public static final String EVENT_TYPE_HEADER = "event_type";
+
+  /** The header that carries the aggregate type: {@value}. */
+  public static final String AGGREGATE_TYPE_HEADER = "aggregate_type";
+
+  /** The header that carries the aggregate id: {@value}. */
+  public static final String AGGREGATE_ID_HEADER = "aggregate_id";
+
+  /** How long to wait for JetStream's ack of one message, by default: 10 seconds. */
+  public static final Duration DEFAULT_ACK_TIMEOUT = Duration.ofSeconds(10);
+
+  /** JetStream's API error code for "message size exceeds maximum allowed": {@value}. */
+  public static final int MESSAGE_TOO_LARGE = 10054;
+
+  private static final Set<Integer> PERMANENT_API_ERRORS = Set.of(MESSAGE_TOO_LARGE);
+
+  private final @Nullable Connection hostConnection;
+  private final @Nullable Options options;
+  private final NatsRouting routing;
+  private final Duration ackTimeout;
+  private final @Nullable JetStreamOptions jetStreamOptions;
+  private final ReentrantLock lock = new ReentrantLock();
+  private @Nullable Connection ownConnection;
+  private @Nullable JetStream jetStream;
+  private @Nullable Connection jetStreamOf;
+
+  private NatsPublisher(Builder b) {
+    this.hostConnection = b.connection;
+    this.options = b.options;
+    this.routing = b.routing;
+    this.ackTimeout = b.ackTimeout;
+    this.jetStreamOptions = b.jetStreamOptions;
+  }
+
+  /** A builder for a publisher on the host's {@code connection}, which it never closes. */
+  public static Builder builder(Connection connection) {
+    return new Builder(requireNonNull(connection, "connection"), null);
+  }
+
+  /**
+   * A builder for a publisher that opens (and closes) its own connection with {@code options}. Give
+   * the options {@code maxReconnects(-1)} so that the connection rides out server restarts.
+   */
+  public static Builder builder(Options options) {
+    return new Builder(null, requireNonNull(options, "options"));
+  }
+
+  @Override
+  public CompletionStage<List<PublishResult>> publish(List<OutboxMessage> batch) {
+    JetStream js;
+    try {
+      js = jetStream();
+    } catch (IOException | RuntimeException e) {
+      return allRetryable(batch, "NATS unreachable: " + e);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      return allRetryable(batch, "interrupted while connecting to NATS");
+    }
+    List<CompletableFuture<PublishResult>> results = new ArrayList<>(batch.size());
+    Map<String, UUID> failedAggregates = new HashMap<>();
+    String stopBatch = null;
+    for (OutboxMessage m : batch) {
+      String aggregate = m.aggregateType() + '\u0000' + m.aggregateId();
+      UUID failedBefore = failedAggregates.get(aggregate);
+      if (stopBatch != null) {
+        results.add(CompletableFuture.completedFuture(PublishResult.retryable(stopBatch)));
+        continue;
+      }
+      if (failedBefore != null) {
+        results.add(
+            CompletableFuture.completedFuture(
+                PublishResult.retryable(
+                    "not sent: earlier event "
+                        + failedBefore
+                        + " of this aggregate failed in the same batch")));
+        continue;
+      }
+      String subject = "?";
+      CompletableFuture<PublishAck> ack;
+      try {
+        subject = requireNonNull(routing.subject(m), "routing returned null");
+        ack =
+            js.publishAsync(
+                subject,
+                headers(m),
+                m.payloadBytes(),
+                PublishOptions.builder().messageId(m.id().toString()).build());
+      } catch (IllegalArgumentException | NullPointerException e) {
+        results.add(
+            CompletableFuture.completedFuture(
+                PublishResult.permanent("NATS subject " + subject + ": " + e.getMessage())));
+        failedAggregates.put(aggregate, m.id());
+        continue;
+      } catch (RuntimeException e) {
+        stopBatch = "NATS publish to " + subject + " failed: " + e;
+        failedAggregates.put(aggregate, m.id());
+        results.add(CompletableFuture.completedFuture(PublishResult.retryable(stopBatch)));
+        continue;
+      }
+      String s = subject;
+      results.add(
+          ack.orTimeout(ackTimeout.toMillis(), TimeUnit.MILLISECONDS)
+              .handle((a, e) -> e == null ? PublishResult.published() : classify(e, s)));
+    }
+    CompletableFuture<?>[] all = results.toArray(new CompletableFuture<?>[0]);
+    return CompletableFuture.allOf(all)
+        .thenApply(v -> results.stream().map(CompletableFuture::join).toList());
+  }
+
+  /** Closes the connection if this publisher opened it. */
+  @Override
+  public void close() {
+    lock.lock();
+    try {
+      Connection own = ownConnection;
+      ownConnection = null;
+      jetStream = null;
+      jetStreamOf = null;
+      if (own != null) {
+        try {
+          own.close();
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+        }
+      }
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  private JetStream jetStream() throws IOException, InterruptedException {
+    lock.lock();
+    try {
+      Connection connection = hostConnection;
+      if (connection == null) {
+        Connection own = ownConnection;
+        if (own == null || own.getStatus() == Connection.Status.CLOSED) {
+          own = Nats.connect(requireNonNull(options));
+          ownConnection = own;
+        }
+        connection = own;
+      }
+      JetStream js = jetStream;
+      if (js == null || jetStreamOf != connection) {
+        js =
+            jetStreamOptions == null
+                ? connection.jetStream()
+                : connection.jetStream(jetStreamOptions);
+        jetStream = js;
+        jetStreamOf = connection;
+      }
+      return js;
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  private static CompletableFuture<List<PublishResult>> allRetryable(
+      List<OutboxMessage> batch, String reason) {
+    return CompletableFuture.completedFuture(
+        Collections.nCopies(batch.size(), PublishResult.retryable(reason)));
+  }
+
+  private static Headers headers(OutboxMessage m) {
+    Headers h = new Headers();
+    m.headers().forEach(h::put);
+    h.put(EVENT_TYPE_HEADER, m.eventType());
+    h.put(AGGREGATE_TYPE_HEADER, m.aggregateType());
+    h.put(AGGREGATE_ID_HEADER, m.aggregateId());
+    return h;
+  }
+
+  /** Classifies a failed publish ack. */
+  static PublishResult classify(Throwable error, String subject) {
+    Throwable e = error;
+    while ((e instanceof CompletionException || e instanceof ExecutionException)
+        && e.getCause() != null) {
+      e = e.getCause();
+    }
+    if (e instanceof TimeoutException) {
+      return PublishResult.retryable("no JetStream ack for subject " + subject + " in time");
+    }
+    if (e instanceof JetStreamApiException api) {
+      String reason =
+          "JetStream refused subject "
+              + subject
+              + ": "
+              + api.getErrorDescription()
+              + " (code "
+              + api.getErrorCode()
+              + ", api error "
+              + api.getApiErrorCode()
+              + ")";
+      return PERMANENT_API_ERRORS.contains(api.getApiErrorCode())
+          ? PublishResult.permanent(reason)
+          : PublishResult.retryable(reason);
+    }
+    return PublishResult.retryable("NATS publish to " + subject + " failed: " + e);
+  }
+
+  /** Settings of a {@link NatsPublisher}. Not thread-safe. */
+  public static final class Builder {
+    private final @Nullable Connection connection;
+    private final @Nullable Options options;
+    private NatsRouting routing = NatsRouting.byTypes("outbox");
+    private Duration ackTimeout = DEFAULT_ACK_TIMEOUT;
+    private @Nullable JetStreamOptions jetStreamOptions;
+
+    private Builder(@Nullable Connection connection, @Nullable Options options) {
+      this.connection = connection;
+      this.options = options;
+    }
+
+    /**
+     * How events are routed to subjects. Default {@link NatsRouting#byTypes} {@code ("outbox")}.
+     */
+    public Builder routing(NatsRouting routing) {
+      this.routing = requireNonNull(routing, "routing");
+      return this;
+    }
+
+    /**
+     * How long to wait for one message's JetStream ack before answering it retryable. Between 1 ms
+     * and 10 minutes, default {@link #DEFAULT_ACK_TIMEOUT}.
+     */
+    public Builder ackTimeout(Duration timeout) {
+      requireNonNull(timeout, "ackTimeout");
+      if (timeout.toMillis() < 1 || timeout.compareTo(Duration.ofMinutes(10)) > 0) {
+        throw new IllegalArgumentException(
+            "ackTimeout must be between 1ms and 10 minutes, was " + timeout);
+      }
+      this.ackTimeout = timeout;
+      return this;
+    }
+
+    /** JetStream options (domain, API prefix). Default: the connection's plain JetStream. */
+    public Builder jetStreamOptions(JetStreamOptions options) {
+      this.jetStreamOptions = requireNonNull(options, "jetStreamOptions");
+      return this;
+    }
+
+    /** A publisher with these settings; connects lazily, on the first batch. */
+    public NatsPublisher build() {
+      return new NatsPublisher(this);
+    }
+  }
+}

@@ -1,0 +1,364 @@
+package dev.pgoutbox.relay.rabbitmq;
+
+import static java.util.Objects.requireNonNull;
+
+import com.rabbitmq.client.AMQP;
+import com.rabbitmq.client.AlreadyClosedException;
+import com.rabbitmq.client.Channel;
+import com.rabbitmq.client.Connection;
+import com.rabbitmq.client.ConnectionFactory;
+import com.rabbitmq.client.ShutdownSignalException;
+import dev.pgoutbox.relay.OutboxMessage;
+import dev.pgoutbox.relay.PublishResult;
+import dev.pgoutbox.relay.Publisher;
+import java.io.IOException;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Date;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentNavigableMap;
+import java.util.concurrent.ConcurrentSkipListMap;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.locks.ReentrantLock;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * Publishes outbox events to RabbitMQ with publisher confirms.
+ *
+ * <pre>{@code
+ * ConnectionFactory factory = new ConnectionFactory();
+ * factory.setHost("rabbit.internal");
+ * try (RabbitMqPublisher rabbit =
+ *     RabbitMqPublisher.builder(factory, AmqpRouting.byEventType("orders")).build()) {
+ *   // hand it to the relay
+ * }
+ * }</pre>
+ *
+ * <p><b>The message.</b> Exchange and routing key from {@link AmqpRouting} (e.g. exchange {@code
+ * orders}, routing key = event type), body = the payload JSON as stored, properties {@code
+ * message-id} = event id (the consumer's dedup key, read back with {@link AmqpEventIds}), {@code
+ * delivery-mode} 2 (persistent), {@code content-type application/json}, {@code type} = event type,
+ * {@code timestamp} = creation time, and headers {@value #EVENT_TYPE_HEADER}, {@value
+ * #AGGREGATE_TYPE_HEADER}, {@value #AGGREGATE_ID_HEADER} and every stored header (e.g. {@code
+ * traceparent}) under its own name. Published with {@code mandatory=true}.
+ *
+ * <p><b>Pipelining.</b> The publisher uses one channel in confirm mode. A batch is published
+ * without waiting; the broker's confirms (often one for many messages) complete the results
+ * asynchronously, each within {@link Builder#confirmTimeout}.
+ *
+ * <p><b>Order.</b> One channel publishes in order and RabbitMQ keeps a channel's order into each
+ * queue, so with a routing that sends one aggregate to one queue, a consumer of that queue sees an
+ * aggregate's events in order. When a publish fails at once (channel or connection closed), the
+ * rest of the batch is not sent and is answered retryable.
+ *
+ * <p><b>Failures.</b> Unroutable (returned under {@code mandatory}: no queue bound for the routing
+ * key): permanent, with the exchange, key and reply text. Broker unreachable, connection or channel
+ * closed, nack, no confirm within the timeout: retryable. A channel-level error such as an unknown
+ * exchange or {@code ACCESS_REFUSED} closes the channel and cannot be pinned to one message: the
+ * events in flight are answered retryable with the broker's reason (the relay dead-letters them
+ * after its maximum attempts), and the next batch opens a new channel.
+ *
+ * <p><b>Threads.</b> An AMQP channel must not be used by two threads at once; this publisher owns
+ * its channel and guards it with a lock, so it is thread-safe. Given a connection, it opens its own
+ * channel on it and closes only that channel. Given a {@link ConnectionFactory}, it opens (and
+ * closes) its own connection from a copy of the factory with automatic recovery off, and opens a
+ * new one on the next batch after a failure.
+ */
+public final class RabbitMqPublisher implements Publisher {
+
+  /** The header that carries the event type: {@value}. */
+  public static final String EVENT_TYPE_HEADER = "event_type";
+
+  /** The header that carries the aggregate type: {@value}. */
+  public static final String AGGREGATE_TYPE_HEADER = "aggregate_type";
+
+  /** The header that carries the aggregate id: {@value}. */
+  public static final String AGGREGATE_ID_HEADER = "aggregate_id";
+
+  /** How long to wait for a publisher confirm, by default: 30 seconds. */
+  public static final Duration DEFAULT_CONFIRM_TIMEOUT = Duration.ofSeconds(30);
+
+  private final @Nullable Connection hostConnection;
+  private final @Nullable ConnectionFactory factory;
+  private final AmqpRouting routing;
+  private final Duration confirmTimeout;
+  private final ReentrantLock lock = new ReentrantLock();
+  private @Nullable Connection ownConnection;
+  private @Nullable ConfirmChannel current;
+  private boolean closed;
+
+  private RabbitMqPublisher(Builder b) {
+    this.hostConnection = b.connection;
+    ConnectionFactory f = b.factory;
+    if (f != null) {
+      f = f.clone();
+      f.setAutomaticRecoveryEnabled(false);
+      f.setTopologyRecoveryEnabled(false);
+    }
+    this.factory = f;
+    this.routing = b.routing;
+    this.confirmTimeout = b.confirmTimeout;
+  }
+
+  /**
+   * A builder for a publisher that opens its own channel on the host's {@code connection}; the
+   * connection stays the host's.
+   */
+  public static Builder builder(Connection connection, AmqpRouting routing) {
+    return new Builder(requireNonNull(connection, "connection"), null, routing);
+  }
+
+  /**
+   * A builder for a publisher that opens (and closes) its own connection with a copy of {@code
+   * factory}; connections are opened lazily, on the first batch, and again after a failure.
+   */
+  public static Builder builder(ConnectionFactory factory, AmqpRouting routing) {
+    return new Builder(null, requireNonNull(factory, "factory"), routing);
+  }
+
+  @Override
+  public CompletionStage<List<PublishResult>> publish(List<OutboxMessage> batch) {
+    List<CompletableFuture<PublishResult>> results = new ArrayList<>(batch.size());
+    lock.lock();
+    try {
+      if (closed) {
+        throw new IllegalStateException("RabbitMqPublisher is closed");
+      }
+      ConfirmChannel ch;
+      try {
+        ch = channel();
+      } catch (IOException | TimeoutException | RuntimeException e) {
+        PublishResult down = PublishResult.retryable("RabbitMQ unreachable: " + e);
+        return CompletableFuture.completedFuture(java.util.Collections.nCopies(batch.size(), down));
+      }
+      String broken = null;
+      for (OutboxMessage m : batch) {
+        if (broken != null) {
+          results.add(CompletableFuture.completedFuture(PublishResult.retryable(broken)));
+          continue;
+        }
+        AmqpRoute route;
+        try {
+          route = requireNonNull(routing.route(m), "routing returned null");
+        } catch (RuntimeException e) {
+          results.add(
+              CompletableFuture.completedFuture(
+                  PublishResult.permanent("AMQP routing failed for event " + m.id() + ": " + e)));
+          continue;
+        }
+        Pending pending = new Pending(m.id().toString(), route);
+        long seq = ch.channel.getNextPublishSeqNo();
+        ch.outstanding.put(seq, pending);
+        try {
+          ch.channel.basicPublish(
+              route.exchange(), route.routingKey(), true, properties(m), m.payloadBytes());
+        } catch (IOException | AlreadyClosedException e) {
+          ch.outstanding.remove(seq);
+          broken = "RabbitMQ channel closed while publishing: " + e.getMessage();
+          pending.complete(PublishResult.retryable(broken));
+        }
+        results.add(
+            pending.completeOnTimeout(
+                PublishResult.retryable(
+                    "no publisher confirm from RabbitMQ within " + confirmTimeout),
+                confirmTimeout.toMillis(),
+                TimeUnit.MILLISECONDS));
+      }
+    } finally {
+      lock.unlock();
+    }
+    CompletableFuture<?>[] all = results.toArray(new CompletableFuture<?>[0]);
+    return CompletableFuture.allOf(all)
+        .thenApply(v -> results.stream().map(CompletableFuture::join).toList());
+  }
+
+  /**
+   * Closes this publisher's channel, and its connection if it opened one; never a connection the
+   * host passed in. Events still waiting for confirms are answered retryable.
+   */
+  @Override
+  public void close() {
+    lock.lock();
+    try {
+      closed = true;
+      ConfirmChannel ch = current;
+      current = null;
+      if (ch != null && ch.channel.isOpen()) {
+        try {
+          ch.channel.close();
+        } catch (IOException | TimeoutException | AlreadyClosedException e) {
+          // Closing anyway; outstanding confirms are failed by the shutdown listener.
+        }
+      }
+      Connection own = ownConnection;
+      ownConnection = null;
+      if (own != null && own.isOpen()) {
+        try {
+          own.close();
+        } catch (IOException | AlreadyClosedException e) {
+          // Already going away.
+        }
+      }
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  private ConfirmChannel channel() throws IOException, TimeoutException {
+    ConfirmChannel ch = current;
+    if (ch != null && ch.channel.isOpen()) {
+      return ch;
+    }
+    Connection connection = hostConnection;
+    if (connection == null) {
+      Connection own = ownConnection;
+      if (own == null || !own.isOpen()) {
+        own = requireNonNull(factory).newConnection("pgoutbox-relay");
+        ownConnection = own;
+      }
+      connection = own;
+    }
+    Channel channel = connection.createChannel();
+    if (channel == null) {
+      throw new IOException(
+          "no channel available on the RabbitMQ connection (channel-max reached)");
+    }
+    ch = new ConfirmChannel(channel);
+    current = ch;
+    return ch;
+  }
+
+  private static AMQP.BasicProperties properties(OutboxMessage m) {
+    Map<String, Object> headers = new HashMap<>(m.headers());
+    headers.put(EVENT_TYPE_HEADER, m.eventType());
+    headers.put(AGGREGATE_TYPE_HEADER, m.aggregateType());
+    headers.put(AGGREGATE_ID_HEADER, m.aggregateId());
+    return new AMQP.BasicProperties.Builder()
+        .messageId(m.id().toString())
+        .deliveryMode(2)
+        .contentType("application/json")
+        .type(m.eventType())
+        .timestamp(Date.from(m.createdAt()))
+        .headers(headers)
+        .build();
+  }
+
+  /** One message waiting for its confirm. */
+  private static final class Pending extends CompletableFuture<PublishResult> {
+    final String messageId;
+    final AmqpRoute route;
+
+    Pending(String messageId, AmqpRoute route) {
+      this.messageId = messageId;
+      this.route = route;
+    }
+  }
+
+  /** A channel in confirm mode and the messages it has not confirmed yet. */
+  private static final class ConfirmChannel {
+    final Channel channel;
+    final ConcurrentNavigableMap<Long, Pending> outstanding = new ConcurrentSkipListMap<>();
+    final Map<String, String> returned = new ConcurrentHashMap<>();
+
+    ConfirmChannel(Channel channel) throws IOException {
+      this.channel = channel;
+      channel.confirmSelect();
+      // RabbitMQ sends basic.return before the basic.ack of the same message.
+      channel.addReturnListener(
+          r ->
+              returned.put(
+                  String.valueOf(r.getProperties().getMessageId()),
+                  "unroutable: RabbitMQ returned the message published to exchange '"
+                      + r.getExchange()
+                      + "' with routing key '"
+                      + r.getRoutingKey()
+                      + "': "
+                      + r.getReplyCode()
+                      + " "
+                      + r.getReplyText()));
+      channel.addConfirmListener(
+          (seq, multiple) -> confirmed(seq, multiple, true),
+          (seq, multiple) -> confirmed(seq, multiple, false));
+      channel.addShutdownListener(this::shutDown);
+    }
+
+    private void confirmed(long seq, boolean multiple, boolean ack) {
+      if (multiple) {
+        ConcurrentNavigableMap<Long, Pending> done = outstanding.headMap(seq, true);
+        done.forEach((s, p) -> answer(p, ack));
+        done.clear();
+      } else {
+        Pending p = outstanding.remove(seq);
+        if (p != null) {
+          answer(p, ack);
+        }
+      }
+    }
+
+    private void answer(Pending p, boolean ack) {
+      String unroutable = returned.remove(p.messageId);
+      if (unroutable != null) {
+        p.complete(PublishResult.permanent(unroutable));
+      } else if (ack) {
+        p.complete(PublishResult.published());
+      } else {
+        p.complete(
+            PublishResult.retryable(
+                "RabbitMQ nacked the message published to exchange '"
+                    + p.route.exchange()
+                    + "' (internal broker error)"));
+      }
+    }
+
+    private void shutDown(ShutdownSignalException cause) {
+      PublishResult lost =
+          PublishResult.retryable("RabbitMQ channel closed before confirm: " + cause.getMessage());
+      outstanding.values().forEach(p -> p.complete(lost));
+      outstanding.clear();
+      returned.clear();
+    }
+  }
+
+  /**
+   * Settings of a {@link RabbitMqPublisher}. Not thread-safe; call {@link #build()} once per
+   * publisher.
+   */
+  public static final class Builder {
+    private final @Nullable Connection connection;
+    private final @Nullable ConnectionFactory factory;
+    private final AmqpRouting routing;
+    private Duration confirmTimeout = DEFAULT_CONFIRM_TIMEOUT;
+
+    private Builder(
+        @Nullable Connection connection, @Nullable ConnectionFactory factory, AmqpRouting routing) {
+      this.connection = connection;
+      this.factory = factory;
+      this.routing = requireNonNull(routing, "routing");
+    }
+
+    /**
+     * How long to wait for the broker's confirm of a message before answering it retryable. Between
+     * 1 ms and 10 minutes, default {@link #DEFAULT_CONFIRM_TIMEOUT}.
+     */
+    public Builder confirmTimeout(Duration timeout) {
+      requireNonNull(timeout, "confirmTimeout");
+      if (timeout.toMillis() < 1 || timeout.compareTo(Duration.ofMinutes(10)) > 0) {
+        throw new IllegalArgumentException(
+            "confirmTimeout must be between 1ms and 10 minutes, was " + timeout);
+      }
+      this.confirmTimeout = timeout;
+      return this;
+    }
+
+    /** A publisher with these settings; connects lazily, on the first batch. */
+    public RabbitMqPublisher build() {
+      return new RabbitMqPublisher(this);
+    }
+  }
+}

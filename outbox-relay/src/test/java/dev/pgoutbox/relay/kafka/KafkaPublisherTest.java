@@ -1,0 +1,97 @@
+package dev.pgoutbox.relay.kafka;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.pgoutbox.core.OutboxException;
+import dev.pgoutbox.relay.PublishResult;
+import java.nio.charset.StandardCharsets;
+import java.util.UUID;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.common.errors.NetworkException;
+import org.apache.kafka.common.errors.NotEnoughReplicasException;
+import org.apache.kafka.common.errors.RecordTooLargeException;
+import org.apache.kafka.common.errors.TimeoutException;
+import org.apache.kafka.common.errors.TopicAuthorizationException;
+import org.junit.jupiter.api.Test;
+
+class KafkaPublisherTest {
+
+  @Test
+  void refusesProducerSettingsThatBreakPerAggregateOrder() {
+    assertThatThrownBy(
+            () ->
+                KafkaPublisher.builder("localhost:1")
+                    .property(ProducerConfig.ACKS_CONFIG, "1")
+                    .build())
+        .isInstanceOf(IllegalStateException.class)
+        .hasMessageContaining("acks=1");
+    assertThatThrownBy(
+            () ->
+                KafkaPublisher.builder("localhost:1")
+                    .property(ProducerConfig.MAX_IN_FLIGHT_REQUESTS_PER_CONNECTION, 6)
+                    .build())
+        .isInstanceOf(IllegalStateException.class)
+        .hasMessageContaining("max.in.flight.requests.per.connection=6");
+    assertThatThrownBy(
+            () ->
+                KafkaPublisher.builder("localhost:1")
+                    .property(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, false)
+                    .build())
+        .isInstanceOf(IllegalStateException.class)
+        .hasMessageContaining("enable.idempotence=false");
+  }
+
+  @Test
+  void refusesBlankBootstrapServersAndTinyDeliveryTimeouts() {
+    assertThatThrownBy(() -> KafkaPublisher.builder(" "))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("bootstrapServers");
+    assertThatThrownBy(
+            () -> KafkaPublisher.builder("x:1").deliveryTimeout(java.time.Duration.ofMillis(10)))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessage("deliveryTimeout must be at least 1s, was PT0.01S");
+  }
+
+  @Test
+  void classifiesTooLargeAndUnauthorizedAsPermanentAndOutagesAsRetryable() {
+    assertThat(KafkaPublisher.classify(new RecordTooLargeException("too big"), "t"))
+        .isInstanceOf(PublishResult.Permanent.class);
+    assertThat(KafkaPublisher.classify(new TopicAuthorizationException("denied"), "t"))
+        .isInstanceOf(PublishResult.Permanent.class);
+    assertThat(KafkaPublisher.classify(new NotEnoughReplicasException("isr"), "t"))
+        .isInstanceOf(PublishResult.Retryable.class);
+    assertThat(KafkaPublisher.classify(new TimeoutException("expired"), "t"))
+        .isInstanceOfSatisfying(
+            PublishResult.Retryable.class,
+            r -> assertThat(r.reason()).isEqualTo("Kafka topic t: TimeoutException: expired"));
+    assertThat(KafkaPublisher.classify(new NetworkException("reset"), "t"))
+        .isInstanceOf(PublishResult.Retryable.class);
+  }
+
+  @Test
+  void readsTheEventIdBackFromARecord() {
+    UUID id = UUID.randomUUID();
+    ConsumerRecord<String, byte[]> record =
+        new ConsumerRecord<>("order", 3, 42L, "a-1", new byte[0]);
+    record
+        .headers()
+        .add(KafkaPublisher.EVENT_ID_HEADER, id.toString().getBytes(StandardCharsets.UTF_8));
+    assertThat(KafkaEventIds.eventId(record)).isEqualTo(id);
+  }
+
+  @Test
+  void aRecordWithoutEventIdIsRefusedWithItsPosition() {
+    ConsumerRecord<String, byte[]> record =
+        new ConsumerRecord<>("order", 3, 42L, "a-1", new byte[0]);
+    assertThatThrownBy(() -> KafkaEventIds.eventId(record))
+        .isInstanceOf(OutboxException.class)
+        .hasMessageContaining("no event_id header")
+        .hasMessageContaining("order-3@42");
+    record.headers().add(KafkaPublisher.EVENT_ID_HEADER, "nope".getBytes(StandardCharsets.UTF_8));
+    assertThatThrownBy(() -> KafkaEventIds.eventId(record))
+        .isInstanceOf(OutboxException.class)
+        .hasMessageContaining("must be a UUID, was 'nope'");
+  }
+}

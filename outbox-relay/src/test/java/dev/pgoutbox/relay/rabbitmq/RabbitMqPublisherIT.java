@@ -1,0 +1,224 @@
+package dev.pgoutbox.relay.rabbitmq;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.rabbitmq.client.BuiltinExchangeType;
+import com.rabbitmq.client.Channel;
+import com.rabbitmq.client.Connection;
+import com.rabbitmq.client.ConnectionFactory;
+import dev.pgoutbox.relay.OutboxMessage;
+import dev.pgoutbox.relay.PublishResult;
+import dev.pgoutbox.relay.brokers.Deadline;
+import dev.pgoutbox.relay.brokers.Drain;
+import dev.pgoutbox.relay.brokers.OrderChecker;
+import dev.pgoutbox.relay.brokers.TcpProxy;
+import dev.pgoutbox.relay.brokers.TestEvents;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/** {@link RabbitMqPublisher} against the machine's RabbitMQ (127.0.0.1:5672, guest/guest). */
+class RabbitMqPublisherIT {
+
+  static final String HOST =
+      System.getenv().getOrDefault("PGOUTBOX_TEST_RABBITMQ_HOST", "127.0.0.1");
+  static final int PORT =
+      Integer.parseInt(System.getenv().getOrDefault("PGOUTBOX_TEST_RABBITMQ_PORT", "5672"));
+
+  static Connection admin;
+  static Channel adminChannel;
+
+  @BeforeAll
+  static void connect() throws Exception {
+    admin = factory(PORT).newConnection("pgoutbox-test-admin");
+    adminChannel = admin.createChannel();
+  }
+
+  @AfterAll
+  static void disconnect() throws Exception {
+    admin.close();
+  }
+
+  static ConnectionFactory factory(int port) {
+    ConnectionFactory f = new ConnectionFactory();
+    f.setHost(HOST);
+    f.setPort(port);
+    f.setUsername("guest");
+    f.setPassword("guest");
+    f.setConnectionTimeout(5_000);
+    return f;
+  }
+
+  /** A topic exchange and one queue bound to all of it, both auto-deleted with the test. */
+  static String[] exchangeWithQueue(String name) throws Exception {
+    String exchange = "pgoutbox.test." + name + "." + UUID.randomUUID();
+    adminChannel.exchangeDeclare(exchange, BuiltinExchangeType.TOPIC, false, true, null);
+    String queue = adminChannel.queueDeclare("", false, true, true, null).getQueue();
+    adminChannel.queueBind(queue, exchange, "#");
+    return new String[] {exchange, queue};
+  }
+
+  @Test
+  void deliversTenThousandEventsOverAThousandAggregatesInOrderWithIdsAndHeaders() throws Exception {
+    String[] eq = exchangeWithQueue("order");
+    TestEvents events = TestEvents.of("order", 1000, 10, 500);
+    try (RabbitMqPublisher publisher =
+        RabbitMqPublisher.builder(factory(PORT), AmqpRouting.byEventType(eq[0])).build()) {
+      Drain drain = new Drain().all(publisher, events.batches(), Duration.ofMinutes(2));
+      assertThat(drain.retryable()).as("retryable answers with the broker up").isZero();
+    }
+    OrderChecker checker = events.checker();
+    consume(eq[1], events.size(), checker, "order");
+    checker.assertComplete();
+  }
+
+  @Test
+  void brokerUnreachableAnswersRetryableAndEverythingIsDeliveredAfterItComesBack()
+      throws Exception {
+    String[] eq = exchangeWithQueue("outage");
+    TestEvents events = TestEvents.of("outage", 100, 6, 200);
+    List<List<OutboxMessage>> batches = events.batches();
+    try (TcpProxy proxy = new TcpProxy(PORT);
+        RabbitMqPublisher publisher =
+            RabbitMqPublisher.builder(factory(proxy.port()), AmqpRouting.byEventType(eq[0]))
+                .confirmTimeout(Duration.ofSeconds(5))
+                .build()) {
+      new Drain().all(publisher, batches.subList(0, 1), Duration.ofMinutes(1));
+
+      proxy.stop(); // cuts the live connection and refuses new ones
+      List<PublishResult> whileDown =
+          publisher.publish(batches.get(1)).toCompletableFuture().get(1, TimeUnit.MINUTES);
+      assertThat(whileDown)
+          .hasSize(batches.get(1).size())
+          .allSatisfy(r -> assertThat(r).isInstanceOf(PublishResult.Retryable.class));
+      assertThat(((PublishResult.Retryable) whileDown.get(whileDown.size() - 1)).reason())
+          .containsAnyOf("RabbitMQ unreachable", "channel closed");
+
+      proxy.start();
+      new Drain().all(publisher, batches.subList(1, batches.size()), Duration.ofMinutes(2));
+    }
+    OrderChecker checker = events.checker();
+    consume(eq[1], events.size(), checker, "outage");
+    checker.assertComplete();
+  }
+
+  @Test
+  void nothingListeningIsRetryable() throws Exception {
+    int closedPort;
+    try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+      closedPort = s.getLocalPort();
+    }
+    try (RabbitMqPublisher publisher =
+        RabbitMqPublisher.builder(factory(closedPort), AmqpRouting.byEventType("x")).build()) {
+      List<PublishResult> results =
+          publisher
+              .publish(List.of(TestEvents.one("order", "a-1", 1, "{}")))
+              .toCompletableFuture()
+              .get(1, TimeUnit.MINUTES);
+      assertThat(results.get(0))
+          .isInstanceOfSatisfying(
+              PublishResult.Retryable.class,
+              r ->
+                  assertThat(r.reason())
+                      .startsWith("RabbitMQ unreachable")
+                      .contains("Connection refused"));
+    }
+  }
+
+  @Test
+  void unroutableMessageIsPermanentWithTheExchangeAndKeyAndOthersArePublished() throws Exception {
+    String exchange = "pgoutbox.test.unroutable." + UUID.randomUUID();
+    adminChannel.exchangeDeclare(exchange, BuiltinExchangeType.DIRECT, false, true, null);
+    String queue = adminChannel.queueDeclare("", false, true, true, null).getQueue();
+    adminChannel.queueBind(queue, exchange, "bound.step");
+    OutboxMessage routed = TestEvents.one("bound", "a-1", 1, "{}");
+    OutboxMessage unroutable = TestEvents.one("nobody", "a-2", 1, "{}");
+    OutboxMessage routedToo = TestEvents.one("bound", "a-3", 1, "{}");
+    try (RabbitMqPublisher publisher =
+        RabbitMqPublisher.builder(factory(PORT), AmqpRouting.byEventType(exchange)).build()) {
+      List<PublishResult> results =
+          publisher
+              .publish(List.of(routed, unroutable, routedToo))
+              .toCompletableFuture()
+              .get(1, TimeUnit.MINUTES);
+      assertThat(results.get(0)).isEqualTo(PublishResult.published());
+      assertThat(results.get(1))
+          .isInstanceOfSatisfying(
+              PublishResult.Permanent.class,
+              p ->
+                  assertThat(p.reason())
+                      .contains("unroutable")
+                      .contains(exchange)
+                      .contains("nobody.step")
+                      .contains("NO_ROUTE"));
+      assertThat(results.get(2)).isEqualTo(PublishResult.published());
+    }
+    Deadline.await(
+        "2 messages in the queue", Duration.ofSeconds(10), () -> messageCount(queue) == 2);
+  }
+
+  @Test
+  void closingThePublisherLeavesTheHostConnectionOpen() throws Exception {
+    String[] eq = exchangeWithQueue("host");
+    try (Connection host = factory(PORT).newConnection("pgoutbox-test-host")) {
+      try (RabbitMqPublisher publisher =
+          RabbitMqPublisher.builder(host, AmqpRouting.byEventType(eq[0])).build()) {
+        assertThat(
+                publisher
+                    .publish(List.of(TestEvents.one("host", "a-1", 1, "{\"n\":1}")))
+                    .toCompletableFuture()
+                    .get(1, TimeUnit.MINUTES))
+            .containsExactly(PublishResult.published());
+      }
+      assertThat(host.isOpen()).isTrue();
+      try (Channel ch = host.createChannel()) {
+        ch.exchangeDeclarePassive(eq[0]); // the host's connection still works
+      }
+      assertThat(new String(adminChannel.basicGet(eq[1], true).getBody(), StandardCharsets.UTF_8))
+          .isEqualTo("{\"n\":1}");
+    }
+  }
+
+  private static long messageCount(String queue) {
+    try {
+      return adminChannel.messageCount(queue);
+    } catch (java.io.IOException e) {
+      throw new IllegalStateException(e);
+    }
+  }
+
+  private static void consume(String queue, int expected, OrderChecker checker, String type)
+      throws Exception {
+    try (Channel ch = admin.createChannel()) {
+      ch.basicQos(1000);
+      ch.basicConsume(
+          queue,
+          true,
+          (tag, delivery) -> {
+            Map<String, Object> headers = delivery.getProperties().getHeaders();
+            assertThat(delivery.getProperties().getType()).isEqualTo(type + ".step");
+            assertThat(delivery.getProperties().getDeliveryMode()).isEqualTo(2);
+            assertThat(String.valueOf(headers.get(RabbitMqPublisher.AGGREGATE_TYPE_HEADER)))
+                .isEqualTo(type);
+            checker.received(
+                AmqpEventIds.eventId(delivery),
+                String.valueOf(headers.get(RabbitMqPublisher.AGGREGATE_ID_HEADER)),
+                new String(delivery.getBody(), StandardCharsets.UTF_8),
+                String.valueOf(headers.get("traceparent")));
+          },
+          tag -> {});
+      Deadline.await(
+          expected + " events from " + queue,
+          Duration.ofMinutes(2),
+          () -> checker.distinct() >= expected);
+    }
+  }
+}

@@ -61,7 +61,7 @@ final class HttpApi implements AutoCloseable {
   private static final String JSON = "application/json";
   private static final String PROBLEM = "application/problem+json";
   private static final String PROMETHEUS = "text/plain; version=0.0.4; charset=utf-8";
-  private static final String UUID_RE = "([0-9a-fA-F-]{1,64})";
+  private static final String UUID_RE = "([^/]{1,100})";
 
   private final HttpServer server;
   private final ExecutorService executor;

@@ -27,6 +27,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import javax.sql.DataSource;
 import org.flywaydb.core.Flyway;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
@@ -126,26 +127,7 @@ public final class OrderApplication implements AutoCloseable {
     resources.push(dataSource);
 
     String schema = settings.schema();
-    int outboxMigrations = OutboxSchema.migrate(dataSource, schema);
-    int appMigrations =
-        Flyway.configure()
-            .dataSource(dataSource)
-            .locations(MIGRATION_LOCATION)
-            .schemas(schema)
-            .defaultSchema(schema)
-            .createSchemas(true)
-            .table(HISTORY_TABLE)
-            // The schema already holds the outbox tables: start this history at 0 so V1 runs.
-            .baselineOnMigrate(true)
-            .baselineVersion("0")
-            .load()
-            .migrate()
-            .migrationsExecuted;
-    LOG.info(
-        "Schema {} ready ({} pgoutbox and {} example migrations applied)",
-        schema,
-        outboxMigrations,
-        appMigrations);
+    migrate(dataSource, schema);
 
     registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
     new JvmMemoryMetrics().bindTo(registry);
@@ -195,6 +177,33 @@ public final class OrderApplication implements AutoCloseable {
         embeddedPostgres != null ? "embedded PostgreSQL" : redact(jdbcUrl),
         schema,
         Duration.ofNanos(System.nanoTime() - started).toMillis());
+  }
+
+  /**
+   * Applies the pgoutbox migrations and the example's own (orders, order_items, shipments,
+   * shipping_progress) to {@code schema}, each with its own Flyway history table. Idempotent.
+   */
+  public static void migrate(DataSource dataSource, String schema) {
+    int outboxMigrations = OutboxSchema.migrate(dataSource, schema);
+    int appMigrations =
+        Flyway.configure()
+            .dataSource(dataSource)
+            .locations(MIGRATION_LOCATION)
+            .schemas(schema)
+            .defaultSchema(schema)
+            .createSchemas(true)
+            .table(HISTORY_TABLE)
+            // The schema already holds the outbox tables: start this history at 0 so V1 runs.
+            .baselineOnMigrate(true)
+            .baselineVersion("0")
+            .load()
+            .migrate()
+            .migrationsExecuted;
+    LOG.info(
+        "Schema {} ready ({} pgoutbox and {} example migrations applied)",
+        schema,
+        outboxMigrations,
+        appMigrations);
   }
 
   private BrokerLink connect() {

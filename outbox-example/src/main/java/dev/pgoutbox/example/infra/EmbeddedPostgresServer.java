@@ -8,6 +8,8 @@ import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -36,6 +38,10 @@ public final class EmbeddedPostgresServer implements AutoCloseable {
   private final Path dataDirectory;
   private final boolean temporary;
   private final String jdbcUrl;
+  private final CountDownLatch closed = new CountDownLatch(1);
+
+  /** How long the safety-net shutdown hook waits for the owner's {@link #close()}. */
+  static final Duration SHUTDOWN_GRACE = Duration.ofSeconds(30);
 
   private EmbeddedPostgresServer(
       EmbeddedPostgres postgres, Path dataDirectory, boolean temporary, String jdbcUrl) {
@@ -78,6 +84,9 @@ public final class EmbeddedPostgresServer implements AutoCloseable {
               .setDataDirectory(dataDirectory)
               .setCleanDataDirectory(true)
               .setPGStartupWait(Duration.ofSeconds(60))
+              // The library's own hook would stop the server while the application's shutdown
+              // hook still uses it; ours (below) lets close() run first.
+              .setRegisterShutdownHook(false)
               // A small server: enough for the example and its relay, gentle on a laptop.
               .setServerConfig("max_connections", "100")
               .setServerConfig("shared_buffers", "64MB")
@@ -93,7 +102,26 @@ public final class EmbeddedPostgresServer implements AutoCloseable {
         Duration.ofNanos(System.nanoTime() - started).toMillis(),
         url,
         dataDirectory);
-    return new EmbeddedPostgresServer(postgres, dataDirectory, temporary, url);
+    EmbeddedPostgresServer server =
+        new EmbeddedPostgresServer(postgres, dataDirectory, temporary, url);
+    Runtime.getRuntime()
+        .addShutdownHook(new Thread(server::closeIfAbandoned, "embedded-postgres-shutdown"));
+    return server;
+  }
+
+  /**
+   * A safety net for a JVM that exits without {@link #close()}: shutdown hooks run concurrently, so
+   * this one first gives the application's own hook {@link #SHUTDOWN_GRACE} to close the server
+   * after it stopped using it, and stops it only then.
+   */
+  private void closeIfAbandoned() {
+    try {
+      if (!closed.await(SHUTDOWN_GRACE.toMillis(), TimeUnit.MILLISECONDS)) {
+        close();
+      }
+    } catch (InterruptedException e) {
+      close();
+    }
   }
 
   /**
@@ -114,9 +142,16 @@ public final class EmbeddedPostgresServer implements AutoCloseable {
     return dataDirectory;
   }
 
-  /** Stops the server (fast shutdown); deletes a temporary data directory. Idempotent. */
+  /**
+   * Stops the server (fast shutdown); deletes a temporary data directory. Idempotent. If the owner
+   * never calls it, a shutdown hook does, after {@link #SHUTDOWN_GRACE}.
+   */
   @Override
-  public void close() {
+  public synchronized void close() {
+    if (closed.getCount() == 0) {
+      return;
+    }
+    closed.countDown();
     @Nullable IOException failure = null;
     try {
       postgres.close();

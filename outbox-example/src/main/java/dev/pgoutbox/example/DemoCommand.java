@@ -30,11 +30,12 @@ import picocli.CommandLine.Spec;
     name = "demo",
     mixinStandardHelpOptions = true,
     description = {
-      "Runs a scripted walk-through of the outbox on the order service, step by step:",
+      "Runs a scripted walk-through of the outbox, with checks; exits 0 when all held.",
+      "Step by step, on the order service:",
       "orders placed, paid and cancelled over HTTP; events published in order and shipments made;",
       "the broker stopped while orders keep coming; the broker back and the backlog drained;",
       "an event redelivered (the inbox ignores it); a poison event dead-lettered and retried.",
-      "Ends with a summary table; exits 0 only when every check held.",
+      "Ends with a summary table.",
       "Uses an embedded Kafka (it stops and restarts it) and, without --jdbc-url, an embedded"
           + " PostgreSQL."
     })

@@ -143,7 +143,7 @@ final class DemoScript {
         "POST /orders with a blank customer, quantity 0, price -5 -> %d %s, fields %s",
         invalid.status, invalid.contentType, fields);
     check(
-        "Invalid order: 400 problem+json naming each bad field, nothing written",
+        "Invalid order: 400 problem+json naming each field, nothing written",
         invalid.status == 400
             && invalid.contentType.startsWith("application/problem+json")
             && fields.containsAll(List.of("customerId", "items[0].quantity", "items[0].unitPrice"))
@@ -213,7 +213,7 @@ final class DemoScript {
         backoff.attempts, backoff.retryInMillis, abbreviate(backoff.lastError, 110));
     long pendingDuringOutage = pending();
     check(
-        "Broker down: requests still accepted, events wait (pending grows), attempts back off",
+        "Kafka down: orders still taken, pending grows, attempts back off",
         accepted == 12
             && pendingDuringOutage >= 12
             && isIncreasing(pendingSeen)
@@ -237,7 +237,7 @@ final class DemoScript {
     info(
         "drained %d pending events in %.1f s after the restart",
         pendingDuringOutage, (System.nanoTime() - restarted) / 1e9);
-    verifyShipments("After the outage: no order lost, every paid order shipped exactly once");
+    verifyShipments("Kafka back: backlog drained, no order lost, none shipped twice");
   }
 
   private void redelivery() {
@@ -309,7 +309,7 @@ final class DemoScript {
             && shipmentsOf(orderId) == 0;
     info("its order.paid waits behind it (strict order per order): no shipment yet");
     check(
-        "Poison event dead-lettered; its order's later events held back, others flow",
+        "Poison event dead-lettered, its order's later events held back",
         letter.path("aggregateId").asText().equals(orderId.toString())
             && letter.path("eventType").asText().equals("order.created")
             && heldBack,
@@ -336,7 +336,7 @@ final class DemoScript {
         "GET /shipments/%s -> %d %s",
         orderId, shipment.status, shipment.body.path("status").asText());
     check(
-        "Dead letter retried from the admin endpoint: published, then its order shipped",
+        "Dead letter retried via the admin endpoint, then its order shipped",
         retry.status == 200
             && shipment.status == 200
             && shipment.body.path("shipmentsForOrder").asInt() == 1,
@@ -359,7 +359,7 @@ final class DemoScript {
     info("GET /health -> %d %s", health.status, health.body.path("status").asText());
     long events = count("outbox_events");
     check(
-        "Metrics: every event published (one redelivered), no ordering error",
+        "Metrics: every event published (one twice), no ordering error",
         metrics.status == 200 && published == events + 1 && orderingErrors == 0 && duplicates == 1,
         String.format(
             Locale.ROOT,

@@ -66,8 +66,8 @@ public final class EmbeddedPostgresServer implements AutoCloseable {
   }
 
   /**
-   * Starts a server on a free port with its data in {@code dataDirectory} (emptied first), which is
-   * kept after {@link #close()}.
+   * Starts a server on a free port with its data in {@code dataDirectory}: initialized on first
+   * use, reused by later starts, kept after {@link #close()}.
    *
    * @throws UncheckedIOException if the server cannot be started, with the library's reason
    */
@@ -82,7 +82,8 @@ public final class EmbeddedPostgresServer implements AutoCloseable {
       postgres =
           EmbeddedPostgres.builder()
               .setDataDirectory(dataDirectory)
-              .setCleanDataDirectory(true)
+              // A temp dir is initialized fresh and deleted at close; a given one is kept.
+              .setCleanDataDirectory(temporary)
               .setPGStartupWait(Duration.ofSeconds(60))
               // The library's own hook would stop the server while the application's shutdown
               // hook still uses it; ours (below) lets close() run first.

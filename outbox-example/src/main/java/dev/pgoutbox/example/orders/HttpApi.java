@@ -81,31 +81,31 @@ final class HttpApi implements AutoCloseable {
             .enable(DeserializationFeature.USE_BIG_DECIMAL_FOR_FLOATS)
             .enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS)
             .build();
-    route("POST", "/orders", "/orders", m -> placeOrder());
-    route("GET", "/orders/" + UUID_RE, "/orders/{id}", m -> getOrder(uuid(m, "id")));
+    route("POST", "/orders", "/orders", (x, m) -> placeOrder(x));
+    route("GET", "/orders/" + UUID_RE, "/orders/{id}", (x, m) -> getOrder(x, uuid(m, "id")));
     route(
         "POST",
         "/orders/" + UUID_RE + "/payment",
         "/orders/{id}/payment",
-        m -> change(uuid(m, "id"), true));
+        (x, m) -> change(x, uuid(m, "id"), true));
     route(
         "POST",
         "/orders/" + UUID_RE + "/cancellation",
         "/orders/{id}/cancellation",
-        m -> change(uuid(m, "id"), false));
+        (x, m) -> change(x, uuid(m, "id"), false));
     route(
         "GET",
         "/shipments/" + UUID_RE,
         "/shipments/{orderId}",
-        m -> getShipment(uuid(m, "orderId")));
-    route("GET", "/metrics", "/metrics", m -> metrics());
-    route("GET", "/health", "/health", m -> health());
-    route("GET", "/admin/outbox", "/admin/outbox", m -> adminOutbox());
+        (x, m) -> getShipment(x, uuid(m, "orderId")));
+    route("GET", "/metrics", "/metrics", (x, m) -> metrics());
+    route("GET", "/health", "/health", (x, m) -> health());
+    route("GET", "/admin/outbox", "/admin/outbox", (x, m) -> adminOutbox());
     route(
         "POST",
         "/admin/outbox/dead-letters/" + UUID_RE + "/retry",
         "/admin/outbox/dead-letters/{id}/retry",
-        m -> retryDeadLetter(uuid(m, "id")));
+        (x, m) -> retryDeadLetter(x, uuid(m, "id")));
   }
 
   /** Starts the server on {@code host:port} (0 for a free port). */
@@ -145,13 +145,10 @@ final class HttpApi implements AutoCloseable {
 
   @FunctionalInterface
   private interface Handler {
-    Response handle(Matcher match) throws IOException;
+    Response handle(HttpExchange exchange, Matcher match) throws IOException;
   }
 
   private record Route(String method, Pattern pattern, String template, Handler handler) {}
-
-  /** The exchange being handled, for handlers that read the body or the path. */
-  private static final ThreadLocal<HttpExchange> CURRENT = new ThreadLocal<>();
 
   private void route(String method, String regex, String template, Handler handler) {
     routes.add(new Route(method, Pattern.compile(regex), template, handler));
@@ -163,7 +160,6 @@ final class HttpApi implements AutoCloseable {
     String path = exchange.getRequestURI().getPath();
     String template = "unmatched";
     Response response;
-    CURRENT.set(exchange);
     try {
       Route found = null;
       Matcher match = null;
@@ -193,7 +189,7 @@ final class HttpApi implements AutoCloseable {
         }
       } else {
         template = found.template();
-        response = found.handler().handle(match);
+        response = found.handler().handle(exchange, match);
       }
     } catch (InvalidRequestException e) {
       response = invalid(e, path);
@@ -206,8 +202,6 @@ final class HttpApi implements AutoCloseable {
               "the request failed: " + e.getClass().getSimpleName(),
               path,
               null);
-    } finally {
-      CURRENT.remove();
     }
     exchange.getResponseHeaders().set("Content-Type", response.contentType());
     byte[] body = response.body();
@@ -226,26 +220,26 @@ final class HttpApi implements AutoCloseable {
 
   // ---- handlers --------------------------------------------------------------------------------
 
-  private Response placeOrder() throws IOException {
-    JsonNode body = readBody();
+  private Response placeOrder(HttpExchange exchange) throws IOException {
+    JsonNode body = readBody(exchange);
     Order order = app.orders().place(NewOrder.from(body));
-    exchange().getResponseHeaders().set("Location", "/orders/" + order.id());
+    exchange.getResponseHeaders().set("Location", "/orders/" + order.id());
     return json(201, order);
   }
 
-  private Response getOrder(UUID id) throws IOException {
+  private Response getOrder(HttpExchange exchange, UUID id) throws IOException {
     Optional<Order> order = app.orders().find(id);
     return order.isPresent()
         ? json(200, order.get())
-        : problem(404, "Not Found", "no order " + id, path(), null);
+        : problem(404, "Not Found", "no order " + id, path(exchange), null);
   }
 
-  private Response change(UUID id, boolean payment) throws IOException {
+  private Response change(HttpExchange exchange, UUID id, boolean payment) throws IOException {
     OrderService.Change change = payment ? app.orders().pay(id) : app.orders().cancel(id);
     return switch (change) {
       case OrderService.Change.Done done -> json(200, done.order());
       case OrderService.Change.NotFound nf ->
-          problem(404, "Not Found", "no order " + id, path(), null);
+          problem(404, "Not Found", "no order " + id, path(exchange), null);
       case OrderService.Change.Refused refused -> {
         Map<String, Object> extra = new LinkedHashMap<>();
         extra.put("orderStatus", refused.order().status());
@@ -253,20 +247,20 @@ final class HttpApi implements AutoCloseable {
             409,
             payment ? "Payment Refused" : "Cancellation Refused",
             refused.reason(),
-            path(),
+            path(exchange),
             extra);
       }
     };
   }
 
-  private Response getShipment(UUID orderId) throws IOException {
+  private Response getShipment(HttpExchange exchange, UUID orderId) throws IOException {
     List<ShippingService.Shipment> shipments = app.shipping().shipments(orderId);
     if (shipments.isEmpty()) {
       return problem(
           404,
           "Not Found",
           "no shipment for order " + orderId + " (yet: shipping creates it when the order is paid)",
-          path(),
+          path(exchange),
           null);
     }
     ShippingService.Shipment first = shipments.get(0);
@@ -331,9 +325,9 @@ final class HttpApi implements AutoCloseable {
     return json(200, body);
   }
 
-  private Response retryDeadLetter(UUID id) throws IOException {
+  private Response retryDeadLetter(HttpExchange exchange, UUID id) throws IOException {
     if (!app.admin().retry(id)) {
-      return problem(404, "Not Found", "no dead or backing-off event " + id, path(), null);
+      return problem(404, "Not Found", "no dead or backing-off event " + id, path(exchange), null);
     }
     Map<String, Object> body = new LinkedHashMap<>();
     body.put("id", id);
@@ -350,12 +344,8 @@ final class HttpApi implements AutoCloseable {
     return c;
   }
 
-  private static HttpExchange exchange() {
-    return CURRENT.get();
-  }
-
-  private static String path() {
-    return exchange().getRequestURI().getPath();
+  private static String path(HttpExchange exchange) {
+    return exchange.getRequestURI().getPath();
   }
 
   private static UUID uuid(Matcher match, String name) {
@@ -372,9 +362,9 @@ final class HttpApi implements AutoCloseable {
         List.of(new FieldError(name, "must be a UUID, was '" + text + "'")));
   }
 
-  private JsonNode readBody() throws IOException {
+  private JsonNode readBody(HttpExchange exchange) throws IOException {
     byte[] bytes;
-    try (InputStream in = exchange().getRequestBody()) {
+    try (InputStream in = exchange.getRequestBody()) {
       bytes = in.readNBytes(MAX_BODY_BYTES + 1);
     }
     if (bytes.length > MAX_BODY_BYTES) {

@@ -105,6 +105,10 @@ public final class KafkaLink implements BrokerLink {
     config.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
     config.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
     config.put(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, 500);
+    // A consumer that could not leave the group (broker down at shutdown) holds its partitions
+    // until its session expires: keep that short, so a restarted service resumes within seconds.
+    config.put(ConsumerConfig.SESSION_TIMEOUT_MS_CONFIG, 10_000);
+    config.put(ConsumerConfig.HEARTBEAT_INTERVAL_MS_CONFIG, 3_000);
     KafkaConsumer<String, byte[]> consumer =
         new KafkaConsumer<>(config, new StringDeserializer(), new ByteArrayDeserializer());
     consumer.subscribe(List.of(topic));

@@ -29,6 +29,7 @@ import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.ReentrantLock;
 import org.jspecify.annotations.Nullable;
 
@@ -71,7 +72,9 @@ import org.jspecify.annotations.Nullable;
  *
  * <p>Thread-safe. Given a connection, the publisher never closes it. Given {@link Options}, it
  * connects lazily (on the first batch), connects again if the connection has closed for good, and
- * closes its connection in {@link #close()}.
+ * closes its connection in {@link #close()}. It also replaces its connection when not one message
+ * of a batch was acknowledged while the connection reported itself connected (a reply subscription
+ * lost in a reconnect was seen to do that); a host's connection is the host's to watch.
  */
 public final class NatsPublisher implements Publisher {
 
@@ -98,9 +101,10 @@ public final class NatsPublisher implements Publisher {
   private final Duration ackTimeout;
   private final @Nullable JetStreamOptions jetStreamOptions;
   private final ReentrantLock lock = new ReentrantLock();
-  private @Nullable Connection ownConnection;
-  private @Nullable JetStream jetStream;
-  private @Nullable Connection jetStreamOf;
+  private volatile @Nullable Connection ownConnection;
+  private volatile @Nullable JetStream jetStream;
+  private volatile @Nullable Connection jetStreamOf;
+  private volatile @Nullable Connection suspect;
 
   private NatsPublisher(Builder b) {
     this.hostConnection = b.connection;
@@ -134,8 +138,11 @@ public final class NatsPublisher implements Publisher {
       Thread.currentThread().interrupt();
       return allRetryable(batch, "interrupted while connecting to NATS");
     }
+    Connection connection = jetStreamOf;
     List<CompletableFuture<PublishResult>> results = new ArrayList<>(batch.size());
     Map<String, UUID> failedAggregates = new HashMap<>();
+    AtomicInteger sent = new AtomicInteger();
+    AtomicInteger timedOut = new AtomicInteger();
     String stopBatch = null;
     for (OutboxMessage m : batch) {
       String aggregate = m.aggregateType() + '\u0000' + m.aggregateId();
@@ -176,13 +183,44 @@ public final class NatsPublisher implements Publisher {
         continue;
       }
       String s = subject;
+      sent.incrementAndGet();
       results.add(
           ack.orTimeout(ackTimeout.toMillis(), TimeUnit.MILLISECONDS)
-              .handle((a, e) -> e == null ? PublishResult.published() : classify(e, s)));
+              .handle(
+                  (a, e) -> {
+                    if (e == null) {
+                      return PublishResult.published();
+                    }
+                    if (unwrap(e) instanceof TimeoutException) {
+                      timedOut.incrementAndGet();
+                    }
+                    return classify(e, s);
+                  }));
     }
     CompletableFuture<?>[] all = results.toArray(new CompletableFuture<?>[0]);
     return CompletableFuture.allOf(all)
-        .thenApply(v -> results.stream().map(CompletableFuture::join).toList());
+        .thenApply(
+            v -> {
+              if (connection != null
+                  && connection == ownConnection
+                  && sent.get() > 0
+                  && timedOut.get() == sent.get()
+                  && connection.getStatus() == Connection.Status.CONNECTED) {
+                // Connected, yet not one ack came back: the reply subscription may not have
+                // survived a reconnect. The next batch starts on a fresh connection.
+                suspect = connection;
+              }
+              return results.stream().map(CompletableFuture::join).toList();
+            });
+  }
+
+  private static Throwable unwrap(Throwable error) {
+    Throwable e = error;
+    while ((e instanceof CompletionException || e instanceof ExecutionException)
+        && e.getCause() != null) {
+      e = e.getCause();
+    }
+    return e;
   }
 
   /** Closes the connection if this publisher opened it. */
@@ -212,6 +250,12 @@ public final class NatsPublisher implements Publisher {
       Connection connection = hostConnection;
       if (connection == null) {
         Connection own = ownConnection;
+        if (own != null && own == suspect) {
+          suspect = null;
+          ownConnection = null;
+          own.close();
+          own = null;
+        }
         if (own == null || own.getStatus() == Connection.Status.CLOSED) {
           own = Nats.connect(requireNonNull(options));
           ownConnection = own;
@@ -250,10 +294,13 @@ public final class NatsPublisher implements Publisher {
 
   /** Classifies a failed publish ack. */
   static PublishResult classify(Throwable error, String subject) {
-    Throwable e = error;
-    while ((e instanceof CompletionException || e instanceof ExecutionException)
-        && e.getCause() != null) {
-      e = e.getCause();
+    Throwable e = unwrap(error);
+    // jnats wraps the API error of a failed ack in a RuntimeException.
+    for (Throwable c = e; c != null; c = c.getCause()) {
+      if (c instanceof JetStreamApiException) {
+        e = c;
+        break;
+      }
     }
     if (e instanceof TimeoutException) {
       return PublishResult.retryable("no JetStream ack for subject " + subject + " in time");

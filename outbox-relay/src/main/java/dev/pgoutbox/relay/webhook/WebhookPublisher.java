@@ -191,8 +191,17 @@ public final class WebhookPublisher implements Publisher {
         return;
       }
       response.whenComplete(
-          (r, e) ->
-              answered(chain, pos, e == null ? classify(request.uri(), r) : failure(request, e)));
+          (r, e) -> {
+            PublishResult result;
+            try {
+              result = e == null ? classify(request.uri(), r) : failure(request, e);
+            } catch (RuntimeException x) {
+              // Never leave a chain unanswered: the batch would wait for the publish timeout.
+              result =
+                  PublishResult.retryable("webhook " + request.uri() + ": unreadable answer: " + x);
+            }
+            answered(chain, pos, result);
+          });
     }
 
     private void answered(int[] chain, int pos, PublishResult result) {

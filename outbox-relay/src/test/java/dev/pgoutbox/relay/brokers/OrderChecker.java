@@ -51,7 +51,7 @@ public final class OrderChecker {
     if (!m.aggregateId().equals(aggregateId)) {
       problems.add(eventId + ": aggregate " + aggregateId + ", expected " + m.aggregateId());
     }
-    if (!m.payload().equals(payload)) {
+    if (!TestEvents.json(m.payload()).equals(TestEvents.json(payload))) {
       problems.add(eventId + ": payload " + payload + ", expected " + m.payload());
     }
     if (!m.headers().get("traceparent").equals(traceparent)) {

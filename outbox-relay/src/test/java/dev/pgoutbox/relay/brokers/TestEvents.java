@@ -1,5 +1,8 @@
 package dev.pgoutbox.relay.brokers;
 
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.pgoutbox.relay.OutboxMessage;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -9,8 +12,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.ThreadLocalRandom;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 
 /**
  * Events for broker tests, as the relay would hand them over: every event carries {@code
@@ -19,9 +20,9 @@ import java.util.regex.Pattern;
  */
 public final class TestEvents {
 
-  private static final Pattern PAYLOAD =
-      Pattern.compile("\\{\"aggregate\":\"([^\"]+)\",\"seq\":(\\d+)\\}");
+  private static final ObjectMapper JSON = new ObjectMapper();
 
+  private final List<OutboxMessage> all;
   private final List<List<OutboxMessage>> batches;
   private final Map<UUID, OutboxMessage> byId = new HashMap<>();
   private final int aggregates;
@@ -41,6 +42,7 @@ public final class TestEvents {
       }
     }
     all.forEach(m -> byId.put(m.id(), m));
+    this.all = List.copyOf(all);
     List<List<OutboxMessage>> cut = new ArrayList<>();
     for (int from = 0; from < all.size(); from += batchSize) {
       List<OutboxMessage> batch =
@@ -104,6 +106,11 @@ public final class TestEvents {
     return batches;
   }
 
+  /** Every event, in the order they were written. */
+  public List<OutboxMessage> all() {
+    return all;
+  }
+
   /** Every event. */
   public int size() {
     return byId.size();
@@ -114,12 +121,21 @@ public final class TestEvents {
     return new OrderChecker(byId, aggregates, perAggregate);
   }
 
-  /** {@code (aggregate, seq)} read back from a payload this class made. */
+  /** The {@code seq} read back from a payload this class made (whatever its JSON layout). */
   public static int seqOf(String payload) {
-    Matcher m = PAYLOAD.matcher(payload);
-    if (!m.matches()) {
+    JsonNode seq = json(payload).get("seq");
+    if (seq == null) {
       throw new AssertionError("not a test payload: " + payload);
     }
-    return Integer.parseInt(m.group(2));
+    return seq.asInt();
+  }
+
+  /** The payload parsed, to compare JSON documents whatever their layout (jsonb reorders keys). */
+  public static JsonNode json(String payload) {
+    try {
+      return JSON.readTree(payload);
+    } catch (JsonProcessingException e) {
+      throw new AssertionError("payload is not JSON: " + payload, e);
+    }
   }
 }

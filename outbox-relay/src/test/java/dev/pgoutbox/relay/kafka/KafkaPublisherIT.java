@@ -54,7 +54,7 @@ class KafkaPublisherIT {
       assertThat(drain.retryable()).as("retryable answers with the broker up").isZero();
     }
     OrderChecker checker = events.checker();
-    consume("order", events.size(), checker);
+    consume(kafka.bootstrapServers(), "order", events.size(), checker);
     checker.assertComplete();
   }
 
@@ -89,7 +89,7 @@ class KafkaPublisherIT {
       new Drain().all(publisher, batches.subList(1, batches.size()), Duration.ofMinutes(2));
     }
     OrderChecker checker = events.checker();
-    consume("outage", events.size(), checker);
+    consume(kafka.bootstrapServers(), "outage", events.size(), checker);
     checker.assertComplete();
   }
 
@@ -150,12 +150,13 @@ class KafkaPublisherIT {
     }
   }
 
-  private static void consume(String topic, int expected, OrderChecker checker) throws Exception {
+  static void consume(String bootstrapServers, String topic, int expected, OrderChecker checker)
+      throws Exception {
     try (KafkaConsumer<String, byte[]> consumer =
         new KafkaConsumer<>(
             Map.of(
                 ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG,
-                kafka.bootstrapServers(),
+                bootstrapServers,
                 ConsumerConfig.GROUP_ID_CONFIG,
                 "checker-" + UUID.randomUUID(),
                 ConsumerConfig.AUTO_OFFSET_RESET_CONFIG,

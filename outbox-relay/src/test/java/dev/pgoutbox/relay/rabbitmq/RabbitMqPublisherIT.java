@@ -195,7 +195,7 @@ class RabbitMqPublisherIT {
     }
   }
 
-  private static void consume(String queue, int expected, OrderChecker checker, String type)
+  static void consume(String queue, int expected, OrderChecker checker, String type)
       throws Exception {
     try (Channel ch = admin.createChannel()) {
       ch.basicQos(1000);

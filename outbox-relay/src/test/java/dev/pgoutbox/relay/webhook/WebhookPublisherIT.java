@@ -1,0 +1,302 @@
+package dev.pgoutbox.relay.webhook;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.sun.net.httpserver.HttpExchange;
+import com.sun.net.httpserver.HttpServer;
+import dev.pgoutbox.relay.OutboxMessage;
+import dev.pgoutbox.relay.PublishResult;
+import dev.pgoutbox.relay.brokers.Drain;
+import dev.pgoutbox.relay.brokers.OrderChecker;
+import dev.pgoutbox.relay.brokers.TestEvents;
+import java.io.IOException;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.net.URI;
+import java.nio.charset.StandardCharsets;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.ZoneOffset;
+import java.time.format.DateTimeFormatter;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/** {@link WebhookPublisher} against a real HTTP server (the JDK's, on loopback). */
+class WebhookPublisherIT {
+
+  static final byte[] SECRET = "s3cret".getBytes(StandardCharsets.UTF_8);
+
+  /** What the receiver answers: a status and optional headers/body. */
+  interface Answer {
+    int status(HttpExchange exchange, byte[] body) throws IOException;
+  }
+
+  HttpServer server;
+  ExecutorService executor;
+  volatile Answer answer = (e, b) -> 204;
+  final List<String> problems = Collections.synchronizedList(new ArrayList<>());
+  final Set<String> inFlight = ConcurrentHashMap.newKeySet();
+  final AtomicInteger maxInFlight = new AtomicInteger();
+  final List<String> received = Collections.synchronizedList(new ArrayList<>());
+
+  @BeforeEach
+  void startServer() throws IOException {
+    executor = Executors.newVirtualThreadPerTaskExecutor();
+    server = HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 200);
+    server.setExecutor(executor);
+    server.createContext(
+        "/events",
+        exchange -> {
+          byte[] body = exchange.getRequestBody().readAllBytes();
+          String aggregate =
+              exchange.getRequestHeaders().getFirst(WebhookPublisher.AGGREGATE_ID_HEADER);
+          if (!inFlight.add(aggregate)) {
+            problems.add("two requests of aggregate " + aggregate + " at once");
+          }
+          maxInFlight.accumulateAndGet(inFlight.size(), Math::max);
+          int status;
+          try {
+            received.add(aggregate + "#" + exchange.getRequestHeaders().getFirst("seq"));
+            status = answer.status(exchange, body);
+          } finally {
+            // Before the answer leaves: once the client has it, it may send the aggregate's next.
+            inFlight.remove(aggregate);
+          }
+          exchange.sendResponseHeaders(status, -1);
+          exchange.close();
+        });
+    server.start();
+  }
+
+  @AfterEach
+  void stopServer() {
+    server.stop(0);
+    executor.shutdownNow();
+  }
+
+  URI endpoint() {
+    return URI.create("http://127.0.0.1:" + server.getAddress().getPort() + "/events");
+  }
+
+  @Test
+  void deliversTenThousandEventsOverAThousandAggregatesInOrderSignedWithIdsAndHeaders()
+      throws Exception {
+    TestEvents events = TestEvents.of("order", 1000, 10, 500);
+    OrderChecker checker = events.checker();
+    answer =
+        (exchange, body) -> {
+          var h = exchange.getRequestHeaders();
+          if (!WebhookSignature.verify(SECRET, body, h.getFirst(WebhookSignature.HEADER))) {
+            problems.add("bad signature " + h.getFirst(WebhookSignature.HEADER));
+            return 401;
+          }
+          if (!"application/json".equals(h.getFirst("Content-Type"))
+              || !"order.step".equals(h.getFirst(WebhookPublisher.EVENT_TYPE_HEADER))
+              || !"order".equals(h.getFirst(WebhookPublisher.AGGREGATE_TYPE_HEADER))) {
+            problems.add("headers " + h.entrySet());
+          }
+          checker.received(
+              WebhookEventIds.eventId(h),
+              h.getFirst(WebhookPublisher.AGGREGATE_ID_HEADER),
+              new String(body, StandardCharsets.UTF_8),
+              h.getFirst("traceparent"));
+          return 200;
+        };
+    try (WebhookPublisher publisher =
+        WebhookPublisher.builder(endpoint()).signingSecret(SECRET).maxConcurrency(32).build()) {
+      Drain drain = new Drain().all(publisher, events.batches(), Duration.ofMinutes(3));
+      assertThat(drain.retryable()).as("retryable answers from a healthy receiver").isZero();
+    }
+    assertThat(problems).isEmpty();
+    assertThat(maxInFlight.get()).as("requests of a batch run concurrently").isGreaterThan(1);
+    checker.assertComplete();
+  }
+
+  @Test
+  void serviceUnavailableIsRetryableWithRetryAfterAndHoldsBackTheAggregateUntilItRecovers()
+      throws Exception {
+    TestEvents events = TestEvents.of("order", 20, 5, 100); // one batch, 5 events per aggregate
+    List<OutboxMessage> batch = events.batches().get(0);
+    answer =
+        (exchange, body) -> {
+          exchange.getResponseHeaders().add("Retry-After", "7");
+          return 503;
+        };
+    try (WebhookPublisher publisher = WebhookPublisher.builder(endpoint()).build()) {
+      List<PublishResult> whileDown =
+          publisher.publish(batch).toCompletableFuture().get(1, TimeUnit.MINUTES);
+      for (int i = 0; i < batch.size(); i++) {
+        boolean first = batch.get(i).headers().get("seq").equals("1");
+        PublishResult r = whileDown.get(i);
+        assertThat(r).isInstanceOf(PublishResult.Retryable.class);
+        PublishResult.Retryable rt = (PublishResult.Retryable) r;
+        if (first) {
+          assertThat(rt.reason()).contains("HTTP 503");
+          assertThat(rt.retryAfter()).isEqualTo(Duration.ofSeconds(7));
+        } else {
+          assertThat(rt.reason()).contains("not sent: earlier event");
+          assertThat(rt.retryAfter()).isNull();
+        }
+      }
+      assertThat(received)
+          .as("only the first event of each aggregate was sent")
+          .hasSize(20)
+          .allMatch(s -> s.endsWith("#1"));
+
+      OrderChecker checker = events.checker();
+      answer =
+          (exchange, body) -> {
+            checker.received(
+                WebhookEventIds.eventId(exchange.getRequestHeaders()),
+                exchange.getRequestHeaders().getFirst(WebhookPublisher.AGGREGATE_ID_HEADER),
+                new String(body, StandardCharsets.UTF_8),
+                exchange.getRequestHeaders().getFirst("traceparent"));
+            return 202;
+          };
+      new Drain().all(publisher, List.of(batch), Duration.ofMinutes(1));
+      checker.assertComplete();
+    }
+    assertThat(problems).isEmpty();
+  }
+
+  @Test
+  void clientErrorIsPermanentWithStatusAndBodyAndOtherAggregatesGoOn() throws Exception {
+    OutboxMessage rejected = TestEvents.one("order", "a-1", 1, "{\"bad\":true}");
+    OutboxMessage after = TestEvents.one("order", "a-1", 2, "{}");
+    OutboxMessage other = TestEvents.one("order", "a-2", 1, "{}");
+    answer =
+        (exchange, body) -> {
+          if (new String(body, StandardCharsets.UTF_8).contains("bad")) {
+            byte[] reply = "amount is missing".getBytes(StandardCharsets.UTF_8);
+            exchange.sendResponseHeaders(422, reply.length);
+            exchange.getResponseBody().write(reply);
+            return -1;
+          }
+          return 200;
+        };
+    server.removeContext("/events");
+    server.createContext(
+        "/events",
+        exchange -> {
+          byte[] body = exchange.getRequestBody().readAllBytes();
+          int status = answer.status(exchange, body);
+          if (status > 0) {
+            exchange.sendResponseHeaders(status, -1);
+          }
+          exchange.close();
+        });
+    try (WebhookPublisher publisher = WebhookPublisher.builder(endpoint()).build()) {
+      List<PublishResult> results =
+          publisher
+              .publish(List.of(rejected, after, other))
+              .toCompletableFuture()
+              .get(1, TimeUnit.MINUTES);
+      assertThat(results.get(0))
+          .isInstanceOfSatisfying(
+              PublishResult.Permanent.class,
+              p ->
+                  assertThat(p.reason())
+                      .contains("HTTP 422")
+                      .contains("amount is missing")
+                      .contains("/events"));
+      assertThat(results.get(1))
+          .isInstanceOfSatisfying(
+              PublishResult.Retryable.class,
+              r -> assertThat(r.reason()).contains("earlier event " + rejected.id()));
+      assertThat(results.get(2)).isEqualTo(PublishResult.published());
+    }
+  }
+
+  @Test
+  void tooManyRequestsHonoursAnHttpDateRetryAfter() throws Exception {
+    Instant now = Instant.parse("2026-01-01T10:00:00Z");
+    answer =
+        (exchange, body) -> {
+          exchange
+              .getResponseHeaders()
+              .add(
+                  "Retry-After",
+                  DateTimeFormatter.RFC_1123_DATE_TIME.format(
+                      now.plusSeconds(90).atOffset(ZoneOffset.UTC)));
+          return 429;
+        };
+    try (WebhookPublisher publisher =
+        WebhookPublisher.builder(endpoint()).clock(Clock.fixed(now, ZoneOffset.UTC)).build()) {
+      PublishResult r =
+          publisher
+              .publish(List.of(TestEvents.one("order", "a-1", 1, "{}")))
+              .toCompletableFuture()
+              .get(1, TimeUnit.MINUTES)
+              .get(0);
+      assertThat(r)
+          .isInstanceOfSatisfying(
+              PublishResult.Retryable.class,
+              rt -> {
+                assertThat(rt.reason()).contains("HTTP 429");
+                assertThat(rt.retryAfter()).isEqualTo(Duration.ofSeconds(90));
+              });
+    }
+  }
+
+  @Test
+  void aReceiverThatDoesNotAnswerInTimeIsRetryable() throws Exception {
+    CountDownLatch release = new CountDownLatch(1);
+    answer =
+        (exchange, body) -> {
+          try {
+            release.await(1, TimeUnit.MINUTES);
+          } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+          }
+          return 200;
+        };
+    try (WebhookPublisher publisher =
+        WebhookPublisher.builder(endpoint()).requestTimeout(Duration.ofMillis(300)).build()) {
+      PublishResult r =
+          publisher
+              .publish(List.of(TestEvents.one("order", "a-1", 1, "{}")))
+              .toCompletableFuture()
+              .get(1, TimeUnit.MINUTES)
+              .get(0);
+      assertThat(r)
+          .isInstanceOfSatisfying(
+              PublishResult.Retryable.class, rt -> assertThat(rt.reason()).contains("timed out"));
+    } finally {
+      release.countDown();
+    }
+  }
+
+  @Test
+  void nothingListeningIsRetryable() throws Exception {
+    int closedPort;
+    try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+      closedPort = s.getLocalPort();
+    }
+    try (WebhookPublisher publisher =
+        WebhookPublisher.builder(URI.create("http://127.0.0.1:" + closedPort + "/events"))
+            .build()) {
+      PublishResult r =
+          publisher
+              .publish(List.of(TestEvents.one("order", "a-1", 1, "{}")))
+              .toCompletableFuture()
+              .get(1, TimeUnit.MINUTES)
+              .get(0);
+      assertThat(r)
+          .isInstanceOfSatisfying(
+              PublishResult.Retryable.class, rt -> assertThat(rt.reason()).contains("I/O error"));
+    }
+  }
+}

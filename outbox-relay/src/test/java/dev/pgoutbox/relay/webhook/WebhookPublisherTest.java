@@ -1,0 +1,94 @@
+package dev.pgoutbox.relay.webhook;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.pgoutbox.core.OutboxException;
+import java.net.URI;
+import java.nio.charset.StandardCharsets;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.ZoneOffset;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.UUID;
+import org.junit.jupiter.api.Test;
+
+class WebhookPublisherTest {
+
+  @Test
+  void signsWithHmacSha256AsRfc4231TestCase2() {
+    assertThat(
+            WebhookSignature.sign(
+                "Jefe".getBytes(StandardCharsets.US_ASCII),
+                "what do ya want for nothing?".getBytes(StandardCharsets.US_ASCII)))
+        .isEqualTo("sha256=5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843");
+  }
+
+  @Test
+  void verifiesOnlyTheExactBodyUnderTheSameSecret() {
+    byte[] secret = "k".getBytes(StandardCharsets.UTF_8);
+    byte[] body = "{\"a\":1}".getBytes(StandardCharsets.UTF_8);
+    String signature = WebhookSignature.sign(secret, body);
+    assertThat(WebhookSignature.verify(secret, body, signature)).isTrue();
+    assertThat(
+            WebhookSignature.verify(
+                secret, "{\"a\":2}".getBytes(StandardCharsets.UTF_8), signature))
+        .isFalse();
+    assertThat(WebhookSignature.verify("other".getBytes(StandardCharsets.UTF_8), body, signature))
+        .isFalse();
+    assertThat(WebhookSignature.verify(secret, body, null)).isFalse();
+  }
+
+  @Test
+  void readsTheIdempotencyKeyWhateverTheCaseOfTheHeaderName() {
+    UUID id = UUID.randomUUID();
+    Map<String, List<String>> headers = new TreeMap<>();
+    headers.put("idempotency-key", List.of(id.toString()));
+    assertThat(WebhookEventIds.eventId(headers)).isEqualTo(id);
+  }
+
+  @Test
+  void refusesARequestWithoutOrWithAForeignIdempotencyKey() {
+    assertThatThrownBy(() -> WebhookEventIds.eventId(Map.of()))
+        .isInstanceOf(OutboxException.class)
+        .hasMessageContaining("no Idempotency-Key header");
+    assertThatThrownBy(() -> WebhookEventIds.eventId("abc"))
+        .isInstanceOf(OutboxException.class)
+        .hasMessageContaining("was 'abc'");
+  }
+
+  @Test
+  void readsRetryAfterAsSecondsOrHttpDateAndIgnoresGarbage() {
+    Instant now = Instant.parse("2026-01-01T10:00:00Z");
+    try (WebhookPublisher p =
+        WebhookPublisher.builder(URI.create("http://localhost/x"))
+            .clock(Clock.fixed(now, ZoneOffset.UTC))
+            .build()) {
+      assertThat(p.retryAfter("120")).isEqualTo(Duration.ofSeconds(120));
+      assertThat(p.retryAfter("Thu, 01 Jan 2026 10:00:30 GMT")).isEqualTo(Duration.ofSeconds(30));
+      assertThat(p.retryAfter("Thu, 01 Jan 2026 09:00:00 GMT")).isEqualTo(Duration.ZERO);
+      assertThat(p.retryAfter("soon")).isNull();
+      assertThat(p.retryAfter(null)).isNull();
+    }
+  }
+
+  @Test
+  void refusesBadSettingsNamingThemAndTheirBounds() {
+    assertThatThrownBy(() -> WebhookPublisher.builder(URI.create("ftp://x/y")))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessage("endpoint must be an absolute http or https URL, was ftp://x/y");
+    var builder = WebhookPublisher.builder(URI.create("https://x/y"));
+    assertThatThrownBy(() -> builder.maxConcurrency(0))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessage("maxConcurrency must be between 1 and 1024, was 0");
+    assertThatThrownBy(() -> builder.requestTimeout(Duration.ZERO))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessage("requestTimeout must be positive, was PT0S");
+    assertThatThrownBy(() -> builder.signingSecret(new byte[0]))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessage("signingSecret must not be empty");
+  }
+}

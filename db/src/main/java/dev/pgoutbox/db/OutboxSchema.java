@@ -145,6 +145,9 @@ public final class OutboxSchema {
     schemata.add(new MappedSchema().withInput(GENERATED_SCHEMA).withOutput(name));
     mapping.setSchemata(schemata);
     copy.setRenderMapping(mapping);
+    // A host with renderSchema=false would otherwise get unqualified names, resolved by
+    // search_path.
+    copy.setRenderSchema(true);
     return copy;
   }
 

@@ -1,20 +1,26 @@
 package dev.pgoutbox.example;
 
+import dev.pgoutbox.example.bench.BenchCommand;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Spec;
 
 /**
- * {@code java -jar pgoutbox-example.jar <command>}: the example order service ({@code serve}) and
- * its scripted walk-through ({@code demo}).
+ * {@code java -jar pgoutbox-example.jar <command>}: the example order service ({@code serve}), its
+ * scripted walk-through ({@code demo}) and the benchmark harness ({@code bench}).
  */
 @Command(
     name = "pgoutbox-example",
     mixinStandardHelpOptions = true,
     versionProvider = Main.Version.class,
     description = "The pgoutbox example: an order service with the transactional outbox.",
-    subcommands = {ServeCommand.class, DemoCommand.class, CommandLine.HelpCommand.class})
+    subcommands = {
+      ServeCommand.class,
+      DemoCommand.class,
+      BenchCommand.class,
+      CommandLine.HelpCommand.class
+    })
 public final class Main implements Runnable {
 
   @Spec CommandSpec spec;

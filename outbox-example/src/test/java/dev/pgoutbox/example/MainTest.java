@@ -25,7 +25,11 @@ class MainTest {
   @Test
   void helpListsTheCommands() {
     assertThat(run("--help")).isZero();
-    assertThat(out.toString()).contains("pgoutbox-example").contains("serve").contains("demo");
+    assertThat(out.toString())
+        .contains("pgoutbox-example")
+        .contains("serve")
+        .contains("demo")
+        .contains("bench");
   }
 
   @ParameterizedTest

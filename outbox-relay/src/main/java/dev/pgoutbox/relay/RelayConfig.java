@@ -74,6 +74,7 @@ public final class RelayConfig {
   private final int lastErrorMaxLength;
   private final Duration errorBackoffMax;
   private final Duration metricsRefreshInterval;
+  private final boolean synchronousCommit;
 
   private RelayConfig(Builder b) {
     this.batchSize = b.batchSize;
@@ -89,6 +90,7 @@ public final class RelayConfig {
     this.lastErrorMaxLength = b.lastErrorMaxLength;
     this.errorBackoffMax = b.errorBackoffMax;
     this.metricsRefreshInterval = b.metricsRefreshInterval;
+    this.synchronousCommit = b.synchronousCommit;
   }
 
   /** The defaults listed in the README. */
@@ -174,6 +176,16 @@ public final class RelayConfig {
     return metricsRefreshInterval;
   }
 
+  /**
+   * Whether the relay's own transactions (marks, retries) wait for their WAL to reach disk. Off by
+   * default: a database crash may then forget the last marks and publish those events again, which
+   * at-least-once delivery allows; events themselves are always durable (their writers commit them
+   * synchronously).
+   */
+  public boolean synchronousCommit() {
+    return synchronousCommit;
+  }
+
   @Override
   public String toString() {
     return "batchSize="
@@ -191,7 +203,9 @@ public final class RelayConfig {
         + ", completion="
         + completion
         + ", lastErrorMaxLength="
-        + lastErrorMaxLength;
+        + lastErrorMaxLength
+        + ", synchronousCommit="
+        + synchronousCommit;
   }
 
   /** Builder of {@link RelayConfig}; not thread-safe. */
@@ -214,6 +228,7 @@ public final class RelayConfig {
     private int lastErrorMaxLength = DEFAULT_LAST_ERROR_MAX_LENGTH;
     private Duration errorBackoffMax = DEFAULT_ERROR_BACKOFF_MAX;
     private Duration metricsRefreshInterval = DEFAULT_METRICS_REFRESH_INTERVAL;
+    private boolean synchronousCommit;
 
     private Builder() {}
 
@@ -231,6 +246,7 @@ public final class RelayConfig {
       lastErrorMaxLength = c.lastErrorMaxLength;
       errorBackoffMax = c.errorBackoffMax;
       metricsRefreshInterval = c.metricsRefreshInterval;
+      synchronousCommit = c.synchronousCommit;
     }
 
     /** Most events per transaction, 1 to 10,000 (default 200). */
@@ -339,6 +355,15 @@ public final class RelayConfig {
     public Builder metricsRefreshInterval(Duration interval) {
       this.metricsRefreshInterval =
           between("metricsRefreshInterval", interval, Duration.ofMillis(100), Duration.ofHours(1));
+      return this;
+    }
+
+    /**
+     * Whether the relay's transactions wait for their WAL to reach disk (default false; see {@link
+     * RelayConfig#synchronousCommit()}).
+     */
+    public Builder synchronousCommit(boolean synchronousCommit) {
+      this.synchronousCommit = synchronousCommit;
       return this;
     }
 

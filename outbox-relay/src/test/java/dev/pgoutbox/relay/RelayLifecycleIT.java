@@ -85,7 +85,9 @@ class RelayLifecycleIT {
                         && db.queryLong(
                                 "select count(*) from pg_locks l join pg_class c on c.oid ="
                                     + " l.relation where c.relname = 'outbox_events' and"
-                                    + " l.mode = 'RowShareLock'")
+                                    + " c.relnamespace = '"
+                                    + db.schema()
+                                    + "'::regnamespace and l.mode = 'RowShareLock'")
                             == 0,
                 10))
         .as("rolled back: still pending, no lock left")

@@ -16,7 +16,6 @@ import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
-import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
@@ -85,14 +84,15 @@ public final class BatchRunner {
       connection.setTransactionIsolation(Connection.TRANSACTION_READ_COMMITTED);
       try {
         DSLContext tx = DSL.using(connection, SQLDialect.POSTGRES, settings);
-        Sql.limitIdleInTransaction(tx, config.publishTimeout().plus(IDLE_TRANSACTION_SLACK));
+        Sql.configureClaimTransaction(
+            tx, config.publishTimeout().plus(IDLE_TRANSACTION_SLACK), config.synchronousCommit());
         List<ClaimedRow> rows = claimer.claim(tx);
         if (rows.isEmpty()) {
           connection.commit();
           return 0;
         }
         outcome = publishAndDecide(rows);
-        marker.published(tx, outcome.publishedIds());
+        marker.published(tx, outcome.publishedPositions());
         marker.failed(tx, outcome.failures());
         connection.commit();
       } catch (SQLException | RuntimeException | InterruptedException | Error e) {
@@ -287,7 +287,7 @@ public final class BatchRunner {
   /** What to record for one batch. */
   private final class Outcome {
     private final int claimed;
-    private final List<UUID> publishedIds = new ArrayList<>();
+    private final List<Long> publishedPositions = new ArrayList<>();
     private final List<OutboxMessage> publishedMessages = new ArrayList<>();
     private final List<Marker.Failure> failures = new ArrayList<>();
     private final List<EventFailure> failureReports = new ArrayList<>();
@@ -303,8 +303,8 @@ public final class BatchRunner {
       return claimed;
     }
 
-    List<UUID> publishedIds() {
-      return publishedIds;
+    List<Long> publishedPositions() {
+      return publishedPositions;
     }
 
     List<Marker.Failure> failures() {
@@ -312,7 +312,7 @@ public final class BatchRunner {
     }
 
     void published(OutboxMessage message) {
-      publishedIds.add(message.id());
+      publishedPositions.add(message.position());
       publishedMessages.add(message);
     }
 

@@ -4,9 +4,11 @@ import static dev.pgoutbox.db.jooq.Tables.OUTBOX_EVENTS;
 import static org.jooq.impl.DSL.currentOffsetDateTime;
 import static org.jooq.impl.DSL.field;
 import static org.jooq.impl.DSL.lateral;
-import static org.jooq.impl.DSL.row;
+import static org.jooq.impl.DSL.name;
+import static org.jooq.impl.DSL.orderBy;
+import static org.jooq.impl.DSL.rowNumber;
+import static org.jooq.impl.DSL.select;
 import static org.jooq.impl.DSL.selectOne;
-import static org.jooq.impl.DSL.values;
 
 import dev.pgoutbox.db.jooq.tables.OutboxEvents;
 import dev.pgoutbox.relay.DeadLetterPolicy;
@@ -16,13 +18,13 @@ import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
 import java.util.UUID;
+import org.jooq.CommonTableExpression;
 import org.jooq.Condition;
 import org.jooq.DSLContext;
 import org.jooq.Field;
 import org.jooq.JSONB;
 import org.jooq.Record;
 import org.jooq.Record3;
-import org.jooq.Row3;
 import org.jooq.SelectField;
 import org.jooq.Table;
 
@@ -41,15 +43,34 @@ import org.jooq.Table;
  */
 public final class Claimer {
 
+  private static final Comparator<ClaimedRow.AggregateKey> AGGREGATE_ORDER =
+      Comparator.comparing(ClaimedRow.AggregateKey::id)
+          .thenComparing(ClaimedRow.AggregateKey::type);
+
   private static final Comparator<ClaimedRow> PUBLISH_ORDER =
       Comparator.comparing(ClaimedRow::aggregateId)
           .thenComparing(ClaimedRow::aggregateType)
           .thenComparingLong(ClaimedRow::position);
 
+  /** How often a claim scans from the very first pending row instead of the low-water mark. */
+  private static final long FULL_SCAN_EVERY_NANOS = 1_000_000_000L;
+
   private final int batchSize;
   private final Ordering ordering;
   private final boolean releaseDeadAggregates;
   private int headsToClaim;
+
+  /**
+   * Below this position, the last scan found nothing this relay could take. Published rows leave
+   * dead entries at the front of the pending index until vacuum removes them; starting the scan
+   * here skips them. Rows below it can become claimable again (a backoff ends, another relay lets
+   * go, a late commit), so a full scan runs at least every second and after every short claim.
+   */
+  private long lowWater;
+
+  private long nextFullScanNanos = System.nanoTime();
+  private boolean lastClaimShort = true;
+  private int lastHeadsFound = Integer.MAX_VALUE;
 
   /** A claimer for batches of at most {@code batchSize} events. */
   public Claimer(int batchSize, Ordering ordering, DeadLetterPolicy deadLetterPolicy) {
@@ -71,18 +92,46 @@ public final class Claimer {
 
   private List<ClaimedRow> claimUnordered(DSLContext tx) {
     OutboxEvents e = OUTBOX_EVENTS.as("e");
-    return tx.select(columns(e))
-        .from(e)
-        .where(e.PROCESSED_AT.isNull())
-        .and(isDue(e))
-        .orderBy(e.POSITION)
-        .limit(batchSize)
-        .forUpdate()
-        .of(e)
-        .skipLocked()
-        .fetch(Claimer::toRow);
+    List<ClaimedRow> rows =
+        tx.select(columns(e))
+            .from(e)
+            .where(e.PROCESSED_AT.isNull())
+            .and(e.POSITION.ge(scanFrom()))
+            .and(isDue(e))
+            .orderBy(e.POSITION)
+            .limit(batchSize)
+            .forUpdate()
+            .of(e)
+            .skipLocked()
+            .fetch(Claimer::toRow);
+    afterScan(rows.isEmpty() ? null : rows.get(0).position(), rows.size() < batchSize);
+    return rows;
   }
 
+  /** The position this claim's scan starts from: 0 for a full scan, else the low-water mark. */
+  private long scanFrom() {
+    long now = System.nanoTime();
+    if (lastClaimShort || now - nextFullScanNanos >= 0) {
+      nextFullScanNanos = now + FULL_SCAN_EVERY_NANOS;
+      return 0;
+    }
+    return lowWater;
+  }
+
+  private void afterScan(Long firstFound, boolean shortClaim) {
+    lastClaimShort = shortClaim;
+    if (firstFound != null) {
+      lowWater = firstFound;
+    }
+  }
+
+  /**
+   * One statement: a CTE locks the heads ({@code FOR UPDATE SKIP LOCKED}), and a lateral join reads
+   * the run behind each, dealt out in rounds (the first event of every head, then the second of
+   * every head, ...) until the batch is full. Every aggregate this relay locked moves forward in
+   * this batch (no head is locked in vain, keeping other relays out for nothing), and a hot
+   * aggregate cannot crowd the others out.
+   */
   private List<ClaimedRow> claimStrict(DSLContext tx) {
     OutboxEvents e = OUTBOX_EVENTS.as("e");
     OutboxEvents earlier = OUTBOX_EVENTS.as("p");
@@ -97,45 +146,31 @@ public final class Claimer {
       earlierPending = earlierPending.and(earlier.DEAD_AT.isNull());
     }
     int limit = headsToClaim;
-    List<Record3<String, String, Long>> heads =
-        tx.select(e.AGGREGATE_TYPE, e.AGGREGATE_ID, e.POSITION)
-            .from(e)
-            .where(e.PROCESSED_AT.isNull())
-            .and(isDue(e))
-            .andNotExists(selectOne().from(earlier).where(earlierPending))
-            .orderBy(e.POSITION)
-            .limit(limit)
-            .forUpdate()
-            .of(e)
-            .skipLocked()
-            .fetch();
-    if (heads.isEmpty()) {
-      return new ArrayList<>();
-    }
+    CommonTableExpression<Record3<String, String, Long>> heads =
+        name("heads")
+            .fields("t", "a", "p")
+            .as(
+                select(e.AGGREGATE_TYPE, e.AGGREGATE_ID, e.POSITION)
+                    .from(e)
+                    .where(e.PROCESSED_AT.isNull())
+                    .and(e.POSITION.ge(scanFrom()))
+                    .and(isDue(e))
+                    .andNotExists(selectOne().from(earlier).where(earlierPending))
+                    .orderBy(e.POSITION)
+                    .limit(limit)
+                    .forUpdate()
+                    .of(e)
+                    .skipLocked());
+    Field<String> headType = heads.field("t", String.class);
+    Field<String> headId = heads.field("a", String.class);
+    Field<Long> headPosition = heads.field("p", Long.class);
 
-    List<ClaimedRow> rows = fetchRuns(tx, heads);
-    adaptHeadsToClaim(heads.size(), limit, rows);
-    return rows;
-  }
-
-  /**
-   * Each head and the run behind it. The batch is shared evenly among the locked heads, so every
-   * aggregate this relay holds moves forward in this batch (no head is locked in vain, keeping
-   * other relays out for nothing), and a hot aggregate cannot crowd the others out.
-   */
-  private List<ClaimedRow> fetchRuns(DSLContext tx, List<Record3<String, String, Long>> heads) {
-    int perAggregate = Math.max(1, batchSize / heads.size());
-    List<Row3<String, String, Long>> headRows = new ArrayList<>(heads.size());
-    for (Record3<String, String, Long> head : heads) {
-      headRows.add(row(head.value1(), head.value2(), head.value3()));
-    }
-    @SuppressWarnings("unchecked")
-    Row3<String, String, Long>[] rowArray = headRows.toArray(Row3[]::new);
-    Table<Record3<String, String, Long>> h = values(rowArray).as("h", "t", "a", "p");
-    Field<String> headType = h.field("t", String.class);
-    Field<String> headId = h.field("a", String.class);
-    Field<Long> headPosition = h.field("p", Long.class);
-
+    // Enough per aggregate to fill the batch when runs are uneven, without reading whole runs.
+    // Sized by the heads the last claim found: fewer than asked for when few aggregates are
+    // pending.
+    int expectedHeads = Math.max(1, Math.min(limit, lastHeadsFound));
+    int perAggregate =
+        Math.min(batchSize, Math.max(2, 2 * ((batchSize + expectedHeads - 1) / expectedHeads)));
     OutboxEvents r = OUTBOX_EVENTS.as("r");
     Condition inRun =
         r.AGGREGATE_TYPE
@@ -146,17 +181,40 @@ public final class Claimer {
     if (releaseDeadAggregates) {
       inRun = inRun.and(r.DEAD_AT.isNull());
     }
+    List<SelectField<?>> runColumns = new ArrayList<>(columns(r));
+    runColumns.add(rowNumber().over(orderBy(r.POSITION)).as("rn"));
     Table<Record> run =
-        lateral(tx.select(columns(r)).from(r).where(inRun).orderBy(r.POSITION).limit(perAggregate))
+        lateral(select(runColumns).from(r).where(inRun).orderBy(r.POSITION).limit(perAggregate))
             .as("x");
-    List<ClaimedRow> fetched =
-        tx.select(run.fields())
-            .from(h)
+    Field<Integer> rn = run.field("rn", Integer.class);
+    List<Record> records =
+        tx.with(heads)
+            .select(run.fields())
+            .from(heads)
             .crossJoin(run)
-            .orderBy(headPosition, run.field(r.POSITION))
+            .orderBy(rn, headPosition)
             .limit(batchSize)
-            .fetch(Claimer::toRow);
-    return cutAtFirstRowNotDue(fetched);
+            .fetch();
+
+    List<ClaimedRow> fetched = new ArrayList<>(records.size());
+    int headsFound = 0;
+    Long firstHead = null;
+    for (Record record : records) {
+      ClaimedRow row = toRow(record);
+      fetched.add(row);
+      if (record.get(rn) == 1) {
+        headsFound++;
+        firstHead = firstHead == null ? row.position() : Math.min(firstHead, row.position());
+      }
+    }
+    afterScan(firstHead, headsFound < limit);
+    lastHeadsFound = headsFound == 0 ? limit : headsFound;
+    fetched.sort(
+        Comparator.comparing(ClaimedRow::aggregate, AGGREGATE_ORDER)
+            .thenComparingLong(ClaimedRow::position));
+    List<ClaimedRow> rows = cutAtFirstRowNotDue(fetched);
+    adaptHeadsToClaim(headsFound, limit, rows);
+    return rows;
   }
 
   /** A run ends before its first row that is not due (left by a mode switch or an admin action). */

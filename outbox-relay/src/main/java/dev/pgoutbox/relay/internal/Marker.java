@@ -21,18 +21,25 @@ public final class Marker {
     this.completion = completion;
   }
 
-  /** Marks (or deletes) every published event in one statement. */
-  public void published(DSLContext tx, List<UUID> ids) {
-    if (ids.isEmpty()) {
+  /**
+   * Marks (or deletes) every published event in one statement. Rows are found by {@code position}
+   * through the pending index, whose neighbouring entries share pages, rather than by random ids.
+   */
+  public void published(DSLContext tx, List<Long> positions) {
+    if (positions.isEmpty()) {
       return;
     }
-    UUID[] array = ids.toArray(UUID[]::new);
+    Long[] array = positions.toArray(Long[]::new);
     if (completion == Completion.DELETE) {
-      tx.deleteFrom(OUTBOX_EVENTS).where(OUTBOX_EVENTS.ID.eq(DSL.any(array))).execute();
+      tx.deleteFrom(OUTBOX_EVENTS)
+          .where(OUTBOX_EVENTS.POSITION.eq(DSL.any(array)))
+          .and(OUTBOX_EVENTS.PROCESSED_AT.isNull())
+          .execute();
     } else {
       tx.update(OUTBOX_EVENTS)
           .set(OUTBOX_EVENTS.PROCESSED_AT, Sql.clockTimestamp())
-          .where(OUTBOX_EVENTS.ID.eq(DSL.any(array)))
+          .where(OUTBOX_EVENTS.POSITION.eq(DSL.any(array)))
+          .and(OUTBOX_EVENTS.PROCESSED_AT.isNull())
           .execute();
     }
   }

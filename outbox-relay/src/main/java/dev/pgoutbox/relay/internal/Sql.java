@@ -28,17 +28,32 @@ public final class Sql {
   }
 
   /**
-   * Bounds how long this transaction may sit idle (e.g. while a publish hangs): PostgreSQL ends the
-   * session after {@code timeout}, releasing its row locks, so a stuck relay cannot hold events or
-   * vacuum back for long.
+   * Settings local to the relay's claim transaction, in one round trip:
+   *
+   * <ul>
+   *   <li>{@code idle_in_transaction_session_timeout}: PostgreSQL ends the session when the
+   *       transaction sits idle this long (e.g. a hung publish), releasing its row locks, so a
+   *       stuck relay cannot hold events or vacuum back for long;
+   *   <li>{@code synchronous_commit = off} unless {@code synchronousCommit}: the commit returns
+   *       before its WAL reaches disk. A database crash can then forget the last marks, and those
+   *       events are published again (at least once, still in order: WAL is flushed in order), but
+   *       no event is ever lost: events were committed durably by their writers.
+   * </ul>
    */
-  public static void limitIdleInTransaction(DSLContext tx, Duration timeout) {
+  public static void configureClaimTransaction(
+      DSLContext tx, Duration idleTimeout, boolean synchronousCommit) {
     tx.select(
             DSL.function(
                 "set_config",
                 SQLDataType.VARCHAR,
                 DSL.val("idle_in_transaction_session_timeout"),
-                DSL.val(Long.toString(timeout.toMillis())),
+                DSL.val(Long.toString(idleTimeout.toMillis())),
+                DSL.val(true)),
+            DSL.function(
+                "set_config",
+                SQLDataType.VARCHAR,
+                DSL.val("synchronous_commit"),
+                DSL.val(synchronousCommit ? "on" : "off"),
                 DSL.val(true)))
         .fetch();
   }

@@ -1,0 +1,35 @@
+package dev.pgoutbox.example.bench;
+
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+
+/**
+ * {@code bench <scenario>}: the figures behind every performance claim of pgoutbox. See the README
+ * section "Performance" for the commands and the results on a reference machine.
+ */
+@Command(
+    name = "bench",
+    mixinStandardHelpOptions = true,
+    description = "Measure pgoutbox; every scenario also verifies nothing was lost or reordered.",
+    subcommands = {
+      DrainCommand.class,
+      CeilingCommand.class,
+      BaselineCommand.class,
+      LatencyCommand.class,
+      WriterCommand.class,
+      HistoryCommand.class
+    })
+public final class BenchCommand implements Runnable {
+
+  @CommandLine.Spec CommandLine.Model.CommandSpec spec;
+
+  @Override
+  public void run() {
+    spec.commandLine().usage(System.out);
+  }
+
+  /** Runs the harness on its own: {@code java -cp ... dev.pgoutbox.example.bench.BenchCommand}. */
+  public static void main(String[] args) {
+    System.exit(new CommandLine(new BenchCommand()).execute(args));
+  }
+}

@@ -26,17 +26,7 @@ final class BaselineCommand implements Callable<Integer> {
 
   @Mixin BenchOptions options;
 
-  @Option(names = "--events", description = "Events to preload (default 200000; --quick 5000)")
-  Integer events;
-
-  @Option(names = "--aggregates", description = "Aggregates (default 20000; --quick 500)")
-  Integer aggregates;
-
-  @Option(
-      names = "--batch",
-      defaultValue = "200",
-      description = "Batch size (default ${DEFAULT-VALUE})")
-  int batch;
+  @Mixin DataOptions data;
 
   @Option(
       names = "--tick-ms",
@@ -52,8 +42,7 @@ final class BaselineCommand implements Callable<Integer> {
 
   @Override
   public Integer call() throws Exception {
-    Drains.Setup setup =
-        DrainCommand.setup(options, events, aggregates, 1, batch, "strict", "mark");
+    Drains.Setup setup = DrainCommand.setup(options, data, new RelayOptions());
     try (BenchDatabase db = BenchDatabase.open(options)) {
       db.resetSchema();
       Map<String, Integer> written = db.preload(setup.events(), setup.aggregates());

@@ -18,32 +18,9 @@ final class DrainCommand implements Callable<Integer> {
 
   @Mixin BenchOptions options;
 
-  @Option(names = "--events", description = "Events to preload (default 200000; --quick 5000)")
-  Integer events;
+  @Mixin DataOptions data;
 
-  @Option(names = "--aggregates", description = "Aggregates (default 20000; --quick 500)")
-  Integer aggregates;
-
-  @Option(names = "--relays", defaultValue = "1", description = "Relays (default ${DEFAULT-VALUE})")
-  int relays;
-
-  @Option(
-      names = "--batch",
-      defaultValue = "200",
-      description = "Batch size (default ${DEFAULT-VALUE})")
-  int batch;
-
-  @Option(
-      names = "--ordering",
-      defaultValue = "strict",
-      description = "strict or unordered (default ${DEFAULT-VALUE})")
-  String ordering;
-
-  @Option(
-      names = "--completion",
-      defaultValue = "mark",
-      description = "mark or delete (default ${DEFAULT-VALUE})")
-  String completion;
+  @Mixin RelayOptions relaysOptions;
 
   @Option(
       names = "--publisher",
@@ -56,7 +33,7 @@ final class DrainCommand implements Callable<Integer> {
 
   @Override
   public Integer call() throws Exception {
-    Drains.Setup setup = setup(options, events, aggregates, relays, batch, ordering, completion);
+    Drains.Setup setup = setup(options, data, relaysOptions);
     Drains.PublisherFactory publishers = BenchPublishers.forName(publisher);
     try (BenchDatabase db = BenchDatabase.open(options)) {
       Drains.Outcome drain = Drains.relays(db, setup, publishers);
@@ -75,21 +52,20 @@ final class DrainCommand implements Callable<Integer> {
     }
   }
 
-  static Drains.Setup setup(
-      BenchOptions options,
-      Integer events,
-      Integer aggregates,
-      int relays,
-      int batch,
-      String ordering,
-      String completion) {
-    int n = events != null ? events : options.quick ? 5_000 : 200_000;
-    int a = aggregates != null ? aggregates : options.quick ? 500 : 20_000;
-    if (n < 1 || a < 1 || relays < 1 || batch < 1 || batch > 10_000) {
+  static Drains.Setup setup(BenchOptions options, DataOptions data, RelayOptions relays) {
+    int n = data.events(options);
+    int a = data.aggregates(options);
+    if (n < 1 || a < 1 || relays.relays < 1 || data.batch < 1 || data.batch > 10_000) {
       throw new IllegalArgumentException(
-          "events, aggregates and relays must be at least 1, and batch between 1 and 10000");
+          "--events, --aggregates and --relays must be at least 1, --batch between 1 and 10000");
     }
-    return new Drains.Setup(n, a, relays, batch, orderingOf(ordering), completionOf(completion));
+    return new Drains.Setup(
+        n,
+        a,
+        relays.relays,
+        data.batch,
+        orderingOf(relays.ordering),
+        completionOf(relays.completion));
   }
 
   static Ordering orderingOf(String value) {

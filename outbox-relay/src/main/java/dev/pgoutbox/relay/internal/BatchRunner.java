@@ -249,17 +249,8 @@ public final class BatchRunner {
   }
 
   private static OutboxMessage messageOf(ClaimedRow row) {
-    // For reporting an unusable row: headers are what could not be read.
-    return new OutboxMessage(
-        row.id(),
-        row.position(),
-        row.aggregateType(),
-        row.aggregateId(),
-        row.eventType(),
-        row.payload(),
-        java.util.Map.of(),
-        row.attempts() + 1,
-        row.createdAt().toInstant());
+    // For reporting an unusable row: its headers are what could not be read.
+    return MessageMapper.message(row, java.util.Map.of());
   }
 
   private static String describe(Throwable t) {

@@ -22,6 +22,11 @@ final class MessageMapper {
     } catch (IllegalArgumentException e) {
       return new Unusable(e.getMessage());
     }
+    return message(row, headers);
+  }
+
+  /** The message for {@code row}, with {@code headers}; its attempt is the next one. */
+  static OutboxMessage message(ClaimedRow row, Map<String, String> headers) {
     return new OutboxMessage(
         row.id(),
         row.position(),

@@ -2,6 +2,7 @@ package dev.pgoutbox.example.orders;
 
 import static java.util.Objects.requireNonNull;
 
+import dev.pgoutbox.core.OutboxException;
 import dev.pgoutbox.relay.Publisher;
 import dev.pgoutbox.relay.kafka.KafkaEventIds;
 import dev.pgoutbox.relay.kafka.KafkaPublisher;
@@ -12,6 +13,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.UUID;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
@@ -158,6 +160,15 @@ public final class KafkaLink implements BrokerLink {
     }
   }
 
+  /** A record that can never be applied. */
+  private static final class InvalidRecordException extends RuntimeException {
+    private static final long serialVersionUID = 1L;
+
+    InvalidRecordException(String message) {
+      super(message);
+    }
+  }
+
   /** The consumer's poll loop on its own virtual thread. */
   private static final class PollLoop implements AutoCloseable, Runnable {
     private final KafkaConsumer<String, byte[]> consumer;
@@ -187,20 +198,19 @@ public final class KafkaLink implements BrokerLink {
               if (failed) {
                 break;
               }
+              String where = record.topic() + "-" + record.partition() + "@" + record.offset();
               try {
                 shipping.apply(
-                    KafkaEventIds.eventId(record),
+                    eventId(record),
                     header(record, KafkaPublisher.EVENT_TYPE_HEADER),
-                    new String(record.value(), StandardCharsets.UTF_8));
+                    payload(record));
+                done.put(partition, new OffsetAndMetadata(record.offset() + 1));
+              } catch (IllegalArgumentException | InvalidRecordException e) {
+                shipping.reject(where, e);
                 done.put(partition, new OffsetAndMetadata(record.offset() + 1));
               } catch (RuntimeException e) {
                 failed = true;
-                LOG.warn(
-                    "Could not apply record {}-{}@{}, will read it again: {}",
-                    record.topic(),
-                    record.partition(),
-                    record.offset(),
-                    e.toString());
+                LOG.warn("Could not apply record {}, will read it again: {}", where, e.toString());
               }
             }
           }
@@ -246,6 +256,22 @@ public final class KafkaLink implements BrokerLink {
       } catch (InterruptedException e) {
         Thread.currentThread().interrupt();
       }
+    }
+
+    /** The event id, or {@link InvalidRecordException} for a record pgoutbox did not send. */
+    private static UUID eventId(ConsumerRecord<String, byte[]> record) {
+      try {
+        return KafkaEventIds.eventId(record);
+      } catch (OutboxException e) {
+        throw new InvalidRecordException(e.getMessage());
+      }
+    }
+
+    private static String payload(ConsumerRecord<String, byte[]> record) {
+      if (record.value() == null) {
+        throw new InvalidRecordException("record has no value (a tombstone?)");
+      }
+      return new String(record.value(), StandardCharsets.UTF_8);
     }
 
     private static String header(ConsumerRecord<String, byte[]> record, String name) {

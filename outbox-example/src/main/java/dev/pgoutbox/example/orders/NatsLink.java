@@ -2,6 +2,7 @@ package dev.pgoutbox.example.orders;
 
 import static java.util.Objects.requireNonNull;
 
+import dev.pgoutbox.core.OutboxException;
 import dev.pgoutbox.relay.Publisher;
 import dev.pgoutbox.relay.nats.NatsEventIds;
 import dev.pgoutbox.relay.nats.NatsPublisher;
@@ -23,6 +24,7 @@ import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.Locale;
+import java.util.UUID;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -121,16 +123,25 @@ public final class NatsLink implements BrokerLink {
   }
 
   private static void deliver(Message message, ShippingService shipping) {
+    UUID eventId;
+    try {
+      eventId = NatsEventIds.eventId(message);
+    } catch (OutboxException e) {
+      shipping.reject(message.getSubject(), e);
+      message.term(); // never redelivered
+      return;
+    }
     try {
       String type =
           message.getHeaders() == null
               ? null
               : message.getHeaders().getFirst(NatsPublisher.EVENT_TYPE_HEADER);
       shipping.apply(
-          NatsEventIds.eventId(message),
-          type == null ? "" : type,
-          new String(message.getData(), StandardCharsets.UTF_8));
+          eventId, type == null ? "" : type, new String(message.getData(), StandardCharsets.UTF_8));
       message.ack();
+    } catch (IllegalArgumentException e) {
+      shipping.reject("event " + eventId, e);
+      message.term();
     } catch (RuntimeException e) {
       LOG.warn("Could not apply message {}, redelivering: {}", message.getSubject(), e.toString());
       message.nakWithDelay(Duration.ofMillis(500));

@@ -24,6 +24,7 @@ import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.Deque;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
@@ -96,15 +97,24 @@ public final class OrderApplication implements AutoCloseable {
     }
   }
 
-  @SuppressWarnings("resource")
   private void startAll() {
     long started = System.nanoTime();
     // The two engines start in parallel: each takes a few seconds.
-    CompletableFuture<@Nullable EmbeddedKafkaBroker> kafka =
-        settings.broker().kind() == BrokerChoice.Kind.EMBEDDED_KAFKA
-            ? CompletableFuture.supplyAsync(
-                EmbeddedKafkaBroker::start, Executors.newVirtualThreadPerTaskExecutor())
-            : CompletableFuture.completedFuture(null);
+    CompletableFuture<@Nullable EmbeddedKafkaBroker> kafka = new CompletableFuture<>();
+    if (settings.broker().kind() == BrokerChoice.Kind.EMBEDDED_KAFKA) {
+      Thread.ofVirtual()
+          .name("embedded-kafka-start")
+          .start(
+              () -> {
+                try {
+                  kafka.complete(EmbeddedKafkaBroker.start());
+                } catch (RuntimeException | Error e) {
+                  kafka.completeExceptionally(e);
+                }
+              });
+    } else {
+      kafka.complete(null);
+    }
     String jdbcUrl = settings.jdbcUrl();
     try {
       if (jdbcUrl == null) {
@@ -115,7 +125,11 @@ public final class OrderApplication implements AutoCloseable {
         jdbcUrl = embeddedPostgres.jdbcUrl();
       }
     } finally {
-      embeddedKafka = kafka.join();
+      try {
+        embeddedKafka = kafka.join();
+      } catch (CompletionException e) {
+        throw e.getCause() instanceof RuntimeException cause ? cause : e;
+      }
     }
 
     HikariConfig pool = new HikariConfig();

@@ -7,6 +7,7 @@ import com.rabbitmq.client.Channel;
 import com.rabbitmq.client.Connection;
 import com.rabbitmq.client.ConnectionFactory;
 import com.rabbitmq.client.Delivery;
+import dev.pgoutbox.core.OutboxException;
 import dev.pgoutbox.relay.Publisher;
 import dev.pgoutbox.relay.rabbitmq.AmqpEventIds;
 import dev.pgoutbox.relay.rabbitmq.AmqpRouting;
@@ -14,6 +15,7 @@ import dev.pgoutbox.relay.rabbitmq.RabbitMqPublisher;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.UUID;
 import java.util.concurrent.TimeoutException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -107,13 +109,24 @@ public final class RabbitMqLink implements BrokerLink {
   private static void deliver(Channel channel, Delivery delivery, ShippingService shipping)
       throws IOException {
     long tag = delivery.getEnvelope().getDeliveryTag();
+    UUID eventId;
+    try {
+      eventId = AmqpEventIds.eventId(delivery);
+    } catch (OutboxException e) {
+      shipping.reject("delivery " + tag, e);
+      channel.basicNack(tag, false, false); // dropped (dead-lettered if the queue has a DLX)
+      return;
+    }
     try {
       String type = delivery.getProperties().getType();
       shipping.apply(
-          AmqpEventIds.eventId(delivery),
+          eventId,
           type == null ? "" : type,
           new String(delivery.getBody(), StandardCharsets.UTF_8));
       channel.basicAck(tag, false);
+    } catch (IllegalArgumentException e) {
+      shipping.reject("event " + eventId, e);
+      channel.basicNack(tag, false, false);
     } catch (RuntimeException e) {
       LOG.warn("Could not apply message {}, requeued: {}", tag, e.toString());
       channel.basicNack(tag, false, true);

@@ -51,6 +51,7 @@ public final class ShippingService {
   private final Counter duplicates;
   private final Counter outOfOrder;
   private final Counter orderingErrors;
+  private final Counter rejected;
 
   /** What became of one delivered event. */
   public enum Outcome {
@@ -59,7 +60,9 @@ public final class ShippingService {
     /** Already applied: the inbox ignored this redelivery. */
     DUPLICATE,
     /** Refused: it does not follow the last version applied for its order. */
-    OUT_OF_ORDER
+    OUT_OF_ORDER,
+    /** Unusable (no event id, no order id or version): logged, counted and skipped. */
+    REJECTED
   }
 
   /**
@@ -99,6 +102,7 @@ public final class ShippingService {
     this.applied = outcomeCounter(registry, "applied");
     this.duplicates = outcomeCounter(registry, "duplicate");
     this.outOfOrder = outcomeCounter(registry, "out_of_order");
+    this.rejected = outcomeCounter(registry, "rejected");
     this.orderingErrors =
         Counter.builder("shipping.ordering.errors")
             .description("Order events refused because they arrived before the one they follow")
@@ -165,6 +169,20 @@ public final class ShippingService {
           e.lastApplied);
       return Outcome.OUT_OF_ORDER;
     }
+  }
+
+  /**
+   * Records a delivery that can never be applied (no event id, a payload without {@code orderId}
+   * and {@code version}): retrying it would block the consumer forever, so the broker consumers
+   * skip it after this call, which logs it and counts it ({@code
+   * shipping_events_total{outcome="rejected"}}).
+   *
+   * @param where the broker's coordinates of the message, for the log
+   */
+  public Outcome reject(String where, RuntimeException reason) {
+    rejected.increment();
+    LOG.error("Rejected the message at {}: {}", where, reason.getMessage());
+    return Outcome.REJECTED;
   }
 
   /** The shipments of one order (one, once it is paid; none before). */

@@ -1,5 +1,6 @@
 package dev.pgoutbox.example.orders;
 
+import static java.nio.charset.StandardCharsets.UTF_8;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
@@ -8,7 +9,14 @@ import dev.pgoutbox.relay.RelayConfig;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.UUID;
+import java.util.concurrent.TimeUnit;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
+import org.apache.kafka.common.serialization.StringSerializer;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -212,6 +220,32 @@ class OrderServiceIT {
     assertThat(wrongMethod.status()).isEqualTo(405);
     assertThat(http.post("/admin/outbox/dead-letters/" + unknown + "/retry").status())
         .isEqualTo(404);
+  }
+
+  @Test
+  void aMessageShippingCannotUseIsRejectedAndDoesNotBlockTheOrdersBehindIt() throws Exception {
+    double rejectedBefore = metric("shipping_events_total{outcome=\"rejected\"}");
+    KafkaLink link = (KafkaLink) app.broker();
+    try (KafkaProducer<String, byte[]> producer =
+        new KafkaProducer<>(
+            Map.of(
+                ProducerConfig.BOOTSTRAP_SERVERS_CONFIG,
+                java.util.Objects.requireNonNull(app.embeddedKafka()).bootstrapServers()),
+            new StringSerializer(),
+            new ByteArraySerializer())) {
+      // Same key as the order below, so it sits in the same partition, ahead of its events.
+      String id = http.post("/orders", Http.order("dave", 1)).json().get("id").asText();
+      producer
+          .send(new ProducerRecord<>(link.topic(), id, "{\"not\":\"ours\"}".getBytes(UTF_8)))
+          .get(30, TimeUnit.SECONDS);
+      assertThat(http.post("/orders/" + id + "/payment").status()).isEqualTo(200);
+
+      Await.until(
+          WAIT,
+          () -> http.get("/shipments/" + id).status() == 200,
+          () -> "no shipment for " + id + " behind the foreign record");
+    }
+    assertThat(metric("shipping_events_total{outcome=\"rejected\"}")).isEqualTo(rejectedBefore + 1);
   }
 
   @Test

@@ -60,7 +60,6 @@ final class DemoScript {
   private final Map<UUID, Placed> placed = new LinkedHashMap<>();
 
   private int step;
-  private int redeliveriesIgnored;
   private int deadLettersRetried;
 
   private record Check(String name, boolean ok, String detail) {}
@@ -259,14 +258,16 @@ final class DemoScript {
         "shipping to receive the redelivery",
         () -> app.shipping().duplicateCount() > duplicatesBefore && pending() == 0,
         () -> "waiting for the redelivery");
-    redeliveriesIgnored = (int) (app.shipping().duplicateCount() - duplicatesBefore);
+    long redeliveriesIgnored = app.shipping().duplicateCount() - duplicatesBefore;
     long shipmentsAfter = shipmentsOf(orderId);
     info(
         "shipping's inbox recognised event %s and ignored it; order %s still has %d shipment",
         eventId, orderId, shipmentsAfter);
     check(
         "Redelivered event ignored by the inbox, nothing changed",
-        redeliveriesIgnored == 1 && shipmentsBefore == 1 && shipmentsAfter == 1,
+        // At least this one; Kafka may also redeliver on its own after the outage (an offset
+        // commit that did not reach the broker), which the inbox ignores just the same.
+        redeliveriesIgnored >= 1 && shipmentsBefore == 1 && shipmentsAfter == 1,
         "duplicates ignored " + redeliveriesIgnored + ", shipments " + shipmentsAfter);
   }
 
@@ -360,7 +361,11 @@ final class DemoScript {
     long events = count("outbox_events");
     check(
         "Metrics: every event published (one twice), no ordering error",
-        metrics.status == 200 && published == events + 1 && orderingErrors == 0 && duplicates == 1,
+        metrics.status == 200
+            && published == events + 1
+            && orderingErrors == 0
+            && duplicates == app.shipping().duplicateCount()
+            && duplicates >= 1,
         String.format(
             Locale.ROOT,
             "%.0f published for %d events, %.0f ordering errors",
@@ -405,7 +410,8 @@ final class DemoScript {
     out.printf("| %-68s | %8d |%n", "Events written to the outbox", count("outbox_events"));
     out.printf("| %-68s | %8d |%n", "Orders lost (an event never applied by shipping)", lost);
     out.printf("| %-68s | %8d |%n", "Orders shipped twice", twice);
-    out.printf("| %-68s | %8d |%n", "Redeliveries ignored by the inbox", redeliveriesIgnored);
+    out.printf(
+        "| %-68s | %8d |%n", "Redeliveries ignored by the inbox", app.shipping().duplicateCount());
     out.printf(
         "| %-68s | %8d |%n",
         "Ordering errors seen by shipping", app.shipping().orderingErrorCount());

@@ -27,6 +27,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import javax.sql.DataSource;
 import org.flywaydb.core.Flyway;
@@ -59,6 +60,15 @@ public final class OrderApplication implements AutoCloseable {
 
   /** Flyway history table of the example's own migrations. */
   public static final String HISTORY_TABLE = "example_schema_history";
+
+  /** Published events older than this are purged (hourly). */
+  public static final Duration RETENTION = Duration.ofDays(7);
+
+  /**
+   * Inbox rows older than this are purged (hourly): well above any redelivery delay, so a late
+   * redelivery is still recognised.
+   */
+  public static final Duration INBOX_RETENTION = Duration.ofDays(14);
 
   private static final Logger LOG = LoggerFactory.getLogger(OrderApplication.class);
 
@@ -182,6 +192,18 @@ public final class OrderApplication implements AutoCloseable {
     relay.start();
     resources.push(() -> relay.stop(Duration.ofSeconds(10)));
 
+    // Queue hygiene: published events older than a week and inbox rows older than two weeks go,
+    // in small batches, every hour.
+    ScheduledFuture<?> outboxRetention =
+        admin.scheduleRetention(relayExecutor, Duration.ofHours(1), RETENTION, 1_000);
+    ScheduledFuture<?> inboxRetention =
+        relayExecutor.scheduleWithFixedDelay(() -> purgeInbox(inbox), 1, 1, TimeUnit.HOURS);
+    resources.push(
+        () -> {
+          outboxRetention.cancel(false);
+          inboxRetention.cancel(false);
+        });
+
     http = HttpApi.start(settings.host(), settings.port(), this);
     resources.push(http);
     LOG.info(
@@ -281,6 +303,17 @@ public final class OrderApplication implements AutoCloseable {
   /** The embedded Kafka, when no broker was given. */
   public @Nullable EmbeddedKafkaBroker embeddedKafka() {
     return embeddedKafka;
+  }
+
+  private void purgeInbox(Inbox inbox) {
+    try {
+      long purged = inbox.purgeOlderThan(dataSource, INBOX_RETENTION, 1_000);
+      if (purged > 0) {
+        LOG.info("Inbox retention purged {} rows older than {}", purged, INBOX_RETENTION);
+      }
+    } catch (RuntimeException e) {
+      LOG.warn("Inbox retention failed, will retry: {}", e.toString());
+    }
   }
 
   /** Whether the database answers now. */

@@ -14,6 +14,7 @@ import dev.pgoutbox.relay.Publisher;
 import java.io.IOException;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.Date;
 import java.util.HashMap;
 import java.util.List;
@@ -135,7 +136,7 @@ public final class RabbitMqPublisher implements Publisher {
         ch = channel();
       } catch (IOException | TimeoutException | RuntimeException e) {
         PublishResult down = PublishResult.retryable("RabbitMQ unreachable: " + e);
-        return CompletableFuture.completedFuture(java.util.Collections.nCopies(batch.size(), down));
+        return CompletableFuture.completedFuture(Collections.nCopies(batch.size(), down));
       }
       String broken = null;
       for (OutboxMessage m : batch) {

@@ -7,6 +7,7 @@ import java.security.InvalidKeyException;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.util.HexFormat;
+import java.util.Locale;
 import javax.crypto.Mac;
 import javax.crypto.spec.SecretKeySpec;
 import org.jspecify.annotations.Nullable;
@@ -74,8 +75,7 @@ public final class WebhookSignature {
       return false;
     }
     byte[] expected = sign(secret, body).getBytes(StandardCharsets.US_ASCII);
-    byte[] actual =
-        headerValue.trim().toLowerCase(java.util.Locale.ROOT).getBytes(StandardCharsets.US_ASCII);
+    byte[] actual = headerValue.trim().toLowerCase(Locale.ROOT).getBytes(StandardCharsets.US_ASCII);
     return MessageDigest.isEqual(expected, actual);
   }
 }

@@ -3,8 +3,7 @@ package dev.pgoutbox.example.bench;
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import dev.pgoutbox.db.OutboxSchema;
-import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
-import java.io.IOException;
+import dev.pgoutbox.example.infra.EmbeddedPostgresServer;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.ResultSet;
@@ -23,10 +22,10 @@ final class BenchDatabase implements AutoCloseable {
 
   private final String jdbcUrl;
   private final String schema;
-  private final @Nullable EmbeddedPostgres embedded;
+  private final @Nullable EmbeddedPostgresServer embedded;
   private final List<HikariDataSource> pools = new ArrayList<>();
 
-  private BenchDatabase(String jdbcUrl, String schema, @Nullable EmbeddedPostgres embedded) {
+  private BenchDatabase(String jdbcUrl, String schema, @Nullable EmbeddedPostgresServer embedded) {
     this.jdbcUrl = jdbcUrl;
     this.schema = schema;
     this.embedded = embedded;
@@ -41,18 +40,10 @@ final class BenchDatabase implements AutoCloseable {
     if (url != null && !url.isBlank()) {
       return new BenchDatabase(url, options.schema, null);
     }
-    try {
-      EmbeddedPostgres embedded = EmbeddedPostgres.builder().start();
-      System.err.println(
-          "bench: no --jdbc-url or $"
-              + URL_VARIABLE
-              + "; using an embedded PostgreSQL on port "
-              + embedded.getPort());
-      return new BenchDatabase(
-          embedded.getJdbcUrl("postgres", "postgres"), options.schema, embedded);
-    } catch (IOException e) {
-      throw new IllegalStateException("Cannot start the embedded PostgreSQL: " + e, e);
-    }
+    System.err.println(
+        "bench: no --jdbc-url or $" + URL_VARIABLE + "; starting an embedded PostgreSQL");
+    EmbeddedPostgresServer embedded = EmbeddedPostgresServer.start();
+    return new BenchDatabase(embedded.jdbcUrl(), options.schema, embedded);
   }
 
   String schema() {
@@ -154,11 +145,7 @@ final class BenchDatabase implements AutoCloseable {
   public void close() {
     pools.forEach(HikariDataSource::close);
     if (embedded != null) {
-      try {
-        embedded.close();
-      } catch (IOException e) {
-        System.err.println("bench: embedded PostgreSQL did not stop cleanly: " + e);
-      }
+      embedded.close();
     }
   }
 }

@@ -22,11 +22,7 @@ final class DrainCommand implements Callable<Integer> {
 
   @Mixin RelayOptions relaysOptions;
 
-  @Option(
-      names = "--publisher",
-      defaultValue = "noop",
-      description = "noop (default); broker publishers: see README")
-  String publisher;
+  @Mixin BenchPublishers publishers;
 
   @Option(names = "--no-ceiling", description = "Skip the ceiling run")
   boolean noCeiling;
@@ -34,10 +30,10 @@ final class DrainCommand implements Callable<Integer> {
   @Override
   public Integer call() throws Exception {
     Drains.Setup setup = setup(options, data, relaysOptions);
-    Drains.PublisherFactory publishers = BenchPublishers.forName(publisher);
-    try (BenchDatabase db = BenchDatabase.open(options)) {
-      Drains.Outcome drain = Drains.relays(db, setup, publishers);
-      Result result = describe(new Result("drain"), setup).put("publisher", publisher);
+    try (BenchDatabase db = BenchDatabase.open(options);
+        BenchPublishers.Session session = publishers.open()) {
+      Drains.Outcome drain = Drains.relays(db, setup, session.factory());
+      Result result = describe(new Result("drain"), setup).put("publisher", publishers.publisher);
       fill(result, drain);
       if (!noCeiling) {
         Drains.Outcome ceiling = Drains.ceiling(db, setup);

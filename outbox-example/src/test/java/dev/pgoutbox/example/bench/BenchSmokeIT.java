@@ -29,6 +29,10 @@ class BenchSmokeIT {
       strings = {
         "drain --relays 2",
         "drain --ordering unordered --completion delete --no-ceiling",
+        "drain --publisher kafka --no-ceiling",
+        "drain --publisher rabbitmq --no-ceiling",
+        "drain --publisher nats --no-ceiling",
+        "drain --publisher webhook --no-ceiling",
         "ceiling",
         "baseline --max-seconds 5",
         "latency --seconds 2",

@@ -13,6 +13,7 @@ import dev.pgoutbox.relay.RelayListener;
 import dev.pgoutbox.relay.internal.ClaimedRow;
 import dev.pgoutbox.relay.internal.Claimer;
 import dev.pgoutbox.relay.internal.Marker;
+import dev.pgoutbox.relay.internal.Sql;
 import java.sql.Connection;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -141,7 +142,11 @@ final class Drains {
                   DSLContext tx =
                       DSL.using(
                           connection, SQLDialect.POSTGRES, OutboxSchema.jooqSettings(db.schema()));
+                  RelayConfig defaults = RelayConfig.ofDefaults();
                   while (marked.get() < setup.events()) {
+                    // The same transaction settings as the relay's (asynchronous commit).
+                    Sql.configureClaimTransaction(
+                        tx, defaults.publishTimeout(), defaults.synchronousCommit());
                     List<ClaimedRow> rows = claimer.claim(tx);
                     List<Long> positions = new ArrayList<>(rows.size());
                     for (ClaimedRow row : rows) {

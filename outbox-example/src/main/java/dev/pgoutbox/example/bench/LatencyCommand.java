@@ -102,8 +102,9 @@ final class LatencyCommand implements Callable<Integer> {
           };
       try {
         for (int i = 0; i < relays; i++) {
+          // Two threads, as the relay's docs advise: its gauge refresh must not queue behind it.
           ScheduledExecutorService executor =
-              Executors.newScheduledThreadPool(1, Thread.ofVirtual().factory());
+              Executors.newScheduledThreadPool(2, Thread.ofVirtual().factory());
           executors.add(executor);
           OutboxRelay relay =
               OutboxRelay.builder()

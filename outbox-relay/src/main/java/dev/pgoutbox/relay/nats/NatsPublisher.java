@@ -121,7 +121,10 @@ public final class NatsPublisher implements Publisher {
 
   /**
    * A builder for a publisher that opens (and closes) its own connection with {@code options}. Give
-   * the options {@code maxReconnects(-1)} so that the connection rides out server restarts.
+   * the options {@code maxReconnects(-1)} so that the connection rides out server restarts. The
+   * publisher turns the reconnect buffer off ({@code reconnectBufferSize(0)}): a message buffered
+   * during a reconnect can overtake an earlier one lost with the old connection. A connection you
+   * pass to {@link #builder(Connection)} should be configured the same way.
    */
   public static Builder builder(Options options) {
     return new Builder(null, requireNonNull(options, "options"));
@@ -257,7 +260,12 @@ public final class NatsPublisher implements Publisher {
           own = null;
         }
         if (own == null || own.getStatus() == Connection.Status.CLOSED) {
-          own = Nats.connect(requireNonNull(options));
+          // No reconnect buffer: messages published while reconnecting would reach the server
+          // ahead of earlier ones lost with the old socket, breaking per-aggregate order. Without
+          // it they fail at once and are retried in order.
+          own =
+              Nats.connect(
+                  new Options.Builder(requireNonNull(options)).reconnectBufferSize(0).build());
           ownConnection = own;
         }
         connection = own;

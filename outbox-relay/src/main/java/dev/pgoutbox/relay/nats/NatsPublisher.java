@@ -30,6 +30,7 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.ReentrantLock;
 import org.jspecify.annotations.Nullable;
 
@@ -142,63 +143,43 @@ public final class NatsPublisher implements Publisher {
       return allRetryable(batch, "interrupted while connecting to NATS");
     }
     Connection connection = jetStreamOf;
+    // One event of an aggregate in flight at a time: the server can refuse event N (no
+    // responders while JetStream restarts, a timeout) and store N+1 sent right behind it, so N+1
+    // is sent only once N is acknowledged. Different aggregates still go out concurrently.
     List<CompletableFuture<PublishResult>> results = new ArrayList<>(batch.size());
-    Map<String, UUID> failedAggregates = new HashMap<>();
+    // Per aggregate: completes with null once its last queued event is published, else with the
+    // first failure, which holds back the rest of that aggregate in this batch.
+    Map<String, CompletableFuture<HeldBy>> lastOfAggregate = new HashMap<>();
     AtomicInteger sent = new AtomicInteger();
     AtomicInteger timedOut = new AtomicInteger();
-    String stopBatch = null;
+    AtomicReference<String> stopBatch = new AtomicReference<>();
     for (OutboxMessage m : batch) {
       String aggregate = m.aggregateType() + '\u0000' + m.aggregateId();
-      UUID failedBefore = failedAggregates.get(aggregate);
-      if (stopBatch != null) {
-        results.add(CompletableFuture.completedFuture(PublishResult.retryable(stopBatch)));
-        continue;
-      }
-      if (failedBefore != null) {
-        results.add(
-            CompletableFuture.completedFuture(
-                PublishResult.retryable(
-                    "not sent: earlier event "
-                        + failedBefore
-                        + " of this aggregate failed in the same batch")));
-        continue;
-      }
-      String subject = "?";
-      CompletableFuture<PublishAck> ack;
-      try {
-        subject = requireNonNull(routing.subject(m), "routing returned null");
-        ack =
-            js.publishAsync(
-                subject,
-                headers(m),
-                m.payloadBytes(),
-                PublishOptions.builder().messageId(m.id().toString()).build());
-      } catch (IllegalArgumentException | NullPointerException e) {
-        results.add(
-            CompletableFuture.completedFuture(
-                PublishResult.permanent("NATS subject " + subject + ": " + e.getMessage())));
-        failedAggregates.put(aggregate, m.id());
-        continue;
-      } catch (RuntimeException e) {
-        stopBatch = "NATS publish to " + subject + " failed: " + e;
-        failedAggregates.put(aggregate, m.id());
-        results.add(CompletableFuture.completedFuture(PublishResult.retryable(stopBatch)));
-        continue;
-      }
-      String s = subject;
-      sent.incrementAndGet();
-      results.add(
-          ack.orTimeout(ackTimeout.toMillis(), TimeUnit.MILLISECONDS)
-              .handle(
-                  (a, e) -> {
-                    if (e == null) {
-                      return PublishResult.published();
-                    }
-                    if (unwrap(e) instanceof TimeoutException) {
-                      timedOut.incrementAndGet();
-                    }
-                    return classify(e, s);
-                  }));
+      CompletableFuture<HeldBy> previous =
+          lastOfAggregate.getOrDefault(aggregate, CompletableFuture.completedFuture(null));
+      CompletableFuture<PublishResult> result =
+          previous.thenCompose(
+              heldBy ->
+                  heldBy == null
+                      ? send(js, m, sent, timedOut, stopBatch)
+                      : CompletableFuture.completedFuture(
+                          PublishResult.retryable(
+                              "not sent: earlier event "
+                                  + heldBy.eventId()
+                                  + " of this aggregate failed in the same batch ("
+                                  + heldBy.reason()
+                                  + ")")));
+      results.add(result);
+      lastOfAggregate.put(
+          aggregate,
+          previous.thenCombine(
+              result,
+              (heldBy, r) ->
+                  heldBy != null
+                      ? heldBy
+                      : r instanceof PublishResult.Published
+                          ? null
+                          : new HeldBy(m.id(), reasonOf(r))));
     }
     CompletableFuture<?>[] all = results.toArray(new CompletableFuture<?>[0]);
     return CompletableFuture.allOf(all)
@@ -214,6 +195,59 @@ public final class NatsPublisher implements Publisher {
                 suspect = connection;
               }
               return results.stream().map(CompletableFuture::join).toList();
+            });
+  }
+
+  /** The first failed event of an aggregate in a batch, which holds back the ones after it. */
+  private record HeldBy(UUID eventId, String reason) {}
+
+  private static String reasonOf(PublishResult result) {
+    return result instanceof PublishResult.Permanent p
+        ? p.reason()
+        : result instanceof PublishResult.Retryable r ? r.reason() : "published";
+  }
+
+  /** Sends one event; the stage always completes normally, with the event's result. */
+  private CompletableFuture<PublishResult> send(
+      JetStream js,
+      OutboxMessage m,
+      AtomicInteger sent,
+      AtomicInteger timedOut,
+      AtomicReference<String> stopBatch) {
+    String stopped = stopBatch.get();
+    if (stopped != null) {
+      return CompletableFuture.completedFuture(PublishResult.retryable(stopped));
+    }
+    String subject = "?";
+    CompletableFuture<PublishAck> ack;
+    try {
+      subject = requireNonNull(routing.subject(m), "routing returned null");
+      ack =
+          js.publishAsync(
+              subject,
+              headers(m),
+              m.payloadBytes(),
+              PublishOptions.builder().messageId(m.id().toString()).build());
+    } catch (IllegalArgumentException | NullPointerException e) {
+      return CompletableFuture.completedFuture(
+          PublishResult.permanent("NATS subject " + subject + ": " + e.getMessage()));
+    } catch (RuntimeException e) {
+      String reason = "NATS publish to " + subject + " failed: " + e;
+      stopBatch.compareAndSet(null, reason);
+      return CompletableFuture.completedFuture(PublishResult.retryable(reason));
+    }
+    String s = subject;
+    sent.incrementAndGet();
+    return ack.orTimeout(ackTimeout.toMillis(), TimeUnit.MILLISECONDS)
+        .handle(
+            (a, e) -> {
+              if (e == null) {
+                return PublishResult.published();
+              }
+              if (unwrap(e) instanceof TimeoutException) {
+                timedOut.incrementAndGet();
+              }
+              return classify(e, s);
             });
   }
 

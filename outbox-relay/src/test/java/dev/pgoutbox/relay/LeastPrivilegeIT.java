@@ -8,6 +8,7 @@ import com.zaxxer.hikari.HikariDataSource;
 import dev.pgoutbox.core.Inbox;
 import dev.pgoutbox.core.Outbox;
 import dev.pgoutbox.core.OutboxEvent;
+import dev.pgoutbox.core.OutboxException;
 import dev.pgoutbox.db.OutboxRoles;
 import dev.pgoutbox.db.testing.TestSchema;
 import dev.pgoutbox.relay.testing.RecordingPublisher;
@@ -290,6 +291,45 @@ class LeastPrivilegeIT {
     assertThat(sqlStateOf(consumerPool, "select * from " + s + ".outbox_events")).isEqualTo(DENIED);
     assertThat(sqlStateOf(consumerPool, "update " + s + ".processed_events set consumer = 'x'"))
         .isEqualTo(DENIED);
+  }
+
+  @Test
+  void aRoleUsedForTheWrongJobFailsWithPermissionDeniedNamingTheTable() {
+    Outbox outbox = Outbox.builder().schema(db.schema()).build();
+    OutboxRelay relayAsWriter =
+        OutboxRelay.builder()
+            .name("wrong-role")
+            .dataSource(writerPool)
+            .schema(db.schema())
+            .publisher(new RecordingPublisher())
+            .config(RelayConfig.custom().listenForNotifications(false).build())
+            .build();
+
+    assertThatThrownBy(relayAsWriter::runOnce)
+        .isInstanceOf(OutboxException.class)
+        .hasMessageStartingWith("pgoutbox-relay[wrong-role] batch failed and was rolled back")
+        .hasMessageContaining("permission denied for table outbox_events");
+    assertThatThrownBy(
+            () ->
+                dsl(consumerPool)
+                    .transaction(
+                        tx ->
+                            outbox.append(
+                                tx.dsl(), OutboxEvent.of("order", "1", "order.created", Map.of()))))
+        .isInstanceOf(OutboxException.class)
+        .hasMessageStartingWith("Could not append event ")
+        .hasMessageContaining(db.schema() + ".outbox_events")
+        .hasMessageContaining("permission denied for table outbox_events");
+    Inbox inbox = Inbox.builder().schema(db.schema()).build();
+    assertThatThrownBy(
+            () ->
+                dsl(writerPool)
+                    .transaction(
+                        tx -> inbox.handleOnce(tx.dsl(), "shipping", UUID.randomUUID(), () -> {})))
+        .isInstanceOf(OutboxException.class)
+        .hasMessageContaining(db.schema() + ".processed_events")
+        .hasMessageContaining("permission denied for table processed_events");
+    assertThat(db.queryLong("select count(*) from outbox_events")).isZero();
   }
 
   @Test

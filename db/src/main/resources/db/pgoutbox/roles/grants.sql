@@ -19,8 +19,9 @@ GRANT USAGE ON SCHEMA :"schema" TO :"writer_role";
 -- nothing more for:
 --  * position (GENERATED ALWAYS AS IDENTITY): the identity sequence is advanced on the table's
 --    INSERT privilege, no USAGE on the sequence (unlike a serial column);
---  * the notify trigger: a trigger function runs without an EXECUTE check at fire time, and
---    pg_notify is executable by PUBLIC; LISTEN/NOTIFY channels have no privileges;
+--  * the notify trigger: PostgreSQL checks no EXECUTE privilege when a trigger fires (so even a
+--    REVOKE EXECUTE .. FROM PUBLIC on pgoutbox_notify() changes nothing), pg_notify is executable
+--    by PUBLIC, and NOTIFY channels have no privileges;
 --  * serializeWritersPerAggregate(true): pg_advisory_xact_lock and hashtextextended are
 --    executable by PUBLIC.
 GRANT INSERT ON TABLE :"schema".outbox_events TO :"writer_role";

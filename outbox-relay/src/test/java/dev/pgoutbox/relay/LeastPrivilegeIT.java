@@ -128,6 +128,9 @@ class LeastPrivilegeIT {
 
   @Test
   void writerAppendsWithIdentityAdvisoryLocksAndNotifyTriggerOnInsertAlone() {
+    // Not even EXECUTE on the notify trigger's function: PostgreSQL does not check it when a
+    // trigger fires (PUBLIC has it by default; a hardened database may have revoked it).
+    db.execute("REVOKE EXECUTE ON FUNCTION " + db.schema() + ".pgoutbox_notify() FROM PUBLIC");
     Outbox outbox = Outbox.builder().schema(db.schema()).serializeWritersPerAggregate(true).build();
 
     UUID one = appendAsWriter(outbox, "1", 1);

@@ -37,6 +37,7 @@ class UnusableRowsIT {
   private static final Set<String> KNOWN_TYPES = Set.of("order.created", "order.paid");
 
   private HttpServer server;
+  private WebhookPublisher publisher;
   private ExecutorService executor;
   private final List<UUID> received = new CopyOnWriteArrayList<>();
   private final List<Map<String, List<String>>> receivedHeaders = new CopyOnWriteArrayList<>();
@@ -57,10 +58,12 @@ class UnusableRowsIT {
           exchange.close();
         });
     server.start();
+    publisher = WebhookPublisher.builder(routing()).build();
   }
 
   @AfterEach
   void stopServer() {
+    publisher.close();
     server.stop(0);
     executor.shutdownNow();
   }
@@ -124,7 +127,7 @@ class UnusableRowsIT {
             .name("unusable-rows")
             .dataSource(db.dataSource())
             .schema(db.schema())
-            .publisher(WebhookPublisher.builder(routing()).build())
+            .publisher(publisher)
             .config(RelayConfig.custom().listenForNotifications(false).build())
             .build();
 

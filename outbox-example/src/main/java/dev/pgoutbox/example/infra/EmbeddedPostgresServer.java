@@ -101,7 +101,7 @@ public final class EmbeddedPostgresServer implements AutoCloseable {
     LOG.info(
         "Embedded PostgreSQL started in {} ms: {} (data in {})",
         Duration.ofNanos(System.nanoTime() - started).toMillis(),
-        url,
+        Secrets.mask(url),
         dataDirectory);
     EmbeddedPostgresServer server =
         new EmbeddedPostgresServer(postgres, dataDirectory, temporary, url);

@@ -3,6 +3,7 @@ package dev.pgoutbox.example.orders;
 import static java.util.Objects.requireNonNull;
 
 import dev.pgoutbox.db.OutboxSchema;
+import dev.pgoutbox.example.infra.Secrets;
 import dev.pgoutbox.relay.RelayConfig;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -60,6 +61,32 @@ public record AppSettings(
     if (poolSize < 2 || poolSize > 200) {
       throw new IllegalArgumentException("poolSize must be between 2 and 200, was " + poolSize);
     }
+  }
+
+  /** Every component, with any password in the JDBC URL or the broker's address masked. */
+  @Override
+  public String toString() {
+    return "AppSettings[jdbcUrl="
+        + Secrets.mask(jdbcUrl)
+        + ", postgresDataDir="
+        + postgresDataDir
+        + ", broker="
+        + broker
+        + ", host="
+        + host
+        + ", port="
+        + port
+        + ", schema="
+        + schema
+        + ", topic="
+        + topic
+        + ", relayConfig="
+        + relayConfig
+        + ", deliveryTimeout="
+        + deliveryTimeout
+        + ", poolSize="
+        + poolSize
+        + "]";
   }
 
   /** A builder starting from the defaults: embedded engines, port 8080, schema {@code shop}. */

@@ -2,6 +2,8 @@ package dev.pgoutbox.example.orders;
 
 import static java.util.Objects.requireNonNull;
 
+import dev.pgoutbox.example.infra.Secrets;
+
 /**
  * Which broker the service publishes to and consumes from.
  *
@@ -30,6 +32,12 @@ public record BrokerChoice(Kind kind, String address) {
     if (kind != Kind.EMBEDDED_KAFKA && address.isBlank()) {
       throw new IllegalArgumentException(kind + " needs an address");
     }
+  }
+
+  /** The kind and the address, with any password in the address masked. */
+  @Override
+  public String toString() {
+    return "BrokerChoice[kind=" + kind + ", address=" + Secrets.mask(address) + "]";
   }
 
   /** The embedded Kafka: the default. */

@@ -3,6 +3,7 @@ package dev.pgoutbox.example.orders;
 import static java.util.Objects.requireNonNull;
 
 import dev.pgoutbox.core.OutboxException;
+import dev.pgoutbox.example.infra.Secrets;
 import dev.pgoutbox.relay.Publisher;
 import dev.pgoutbox.relay.nats.NatsEventIds;
 import dev.pgoutbox.relay.nats.NatsPublisher;
@@ -90,7 +91,7 @@ public final class NatsLink implements BrokerLink {
 
   @Override
   public String describe() {
-    return "NATS " + url + ", stream " + stream;
+    return "NATS " + Secrets.mask(url) + ", stream " + stream;
   }
 
   @Override

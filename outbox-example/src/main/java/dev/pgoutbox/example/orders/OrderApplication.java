@@ -10,6 +10,7 @@ import dev.pgoutbox.core.Outbox;
 import dev.pgoutbox.db.OutboxSchema;
 import dev.pgoutbox.example.infra.EmbeddedKafkaBroker;
 import dev.pgoutbox.example.infra.EmbeddedPostgresServer;
+import dev.pgoutbox.example.infra.Secrets;
 import dev.pgoutbox.relay.OutboxAdmin;
 import dev.pgoutbox.relay.OutboxRelay;
 import dev.pgoutbox.relay.micrometer.MicrometerRelayMetrics;
@@ -355,6 +356,6 @@ public final class OrderApplication implements AutoCloseable {
   }
 
   private static String redact(String jdbcUrl) {
-    return jdbcUrl.replaceAll("(?i)(password=)[^&]*", "$1***");
+    return Secrets.mask(jdbcUrl);
   }
 }

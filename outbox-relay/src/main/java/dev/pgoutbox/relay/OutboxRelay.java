@@ -268,6 +268,16 @@ public final class OutboxRelay implements AutoCloseable {
                 + "\") first",
             e);
       }
+      if ("42501".equals(e.getSQLState())) {
+        throw new OutboxException(
+            "pgoutbox-relay["
+                + name
+                + "] - permission denied on "
+                + schema
+                + ".outbox_events: grant the relay role what db/pgoutbox/roles/grants.sql lists"
+                + " (OutboxRoles.grant)",
+            e);
+      }
       log.warn("Cannot reach the database at start ({}); the relay keeps trying", e.getMessage());
     }
   }

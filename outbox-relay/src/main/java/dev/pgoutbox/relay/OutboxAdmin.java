@@ -258,14 +258,7 @@ public final class OutboxAdmin {
    * @return rows deleted
    */
   public long purgeProcessed(Duration olderThan, int batchSize) {
-    requireNonNull(olderThan, "olderThan must not be null");
-    if (olderThan.isNegative()) {
-      throw new IllegalArgumentException("olderThan must not be negative, was " + olderThan);
-    }
-    if (batchSize < 1 || batchSize > MAX_PURGE_BATCH) {
-      throw new IllegalArgumentException(
-          "batchSize must be between 1 and " + MAX_PURGE_BATCH + ", was " + batchSize);
-    }
+    purgeArgumentsCheck(olderThan, batchSize);
     long total = 0;
     while (true) {
       int deleted =

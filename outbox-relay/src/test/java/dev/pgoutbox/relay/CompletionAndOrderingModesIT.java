@@ -3,6 +3,7 @@ package dev.pgoutbox.relay;
 import static dev.pgoutbox.db.jooq.Tables.OUTBOX_EVENTS;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.pgoutbox.db.testing.Eventually;
 import dev.pgoutbox.db.testing.TestSchema;
 import dev.pgoutbox.relay.testing.EventRows;
 import dev.pgoutbox.relay.testing.RecordingPublisher;
@@ -117,7 +118,7 @@ class CompletionAndOrderingModesIT {
             .build()) {
       relay.start();
       assertThat(
-              RecordingPublisher.await(
+              Eventually.holdsWithin(
                   () ->
                       registry.find("outbox.dead.letters").gauge() != null
                           && registry.find("outbox.dead.letters").gauge().value() == 1.0,

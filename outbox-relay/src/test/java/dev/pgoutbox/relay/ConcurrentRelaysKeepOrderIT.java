@@ -3,6 +3,7 @@ package dev.pgoutbox.relay;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.zaxxer.hikari.HikariDataSource;
+import dev.pgoutbox.db.testing.Eventually;
 import dev.pgoutbox.db.testing.TestSchema;
 import dev.pgoutbox.relay.testing.EventRows;
 import dev.pgoutbox.relay.testing.RecordingPublisher;
@@ -91,7 +92,7 @@ class ConcurrentRelaysKeepOrderIT {
 
       long total = (long) AGGREGATES * EVENTS_PER_AGGREGATE;
       boolean drained =
-          RecordingPublisher.await(
+          Eventually.holdsWithin(
               () ->
                   db.dsl()
                           .fetchCount(

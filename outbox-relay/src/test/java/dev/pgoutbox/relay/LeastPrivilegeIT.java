@@ -10,6 +10,7 @@ import dev.pgoutbox.core.Outbox;
 import dev.pgoutbox.core.OutboxEvent;
 import dev.pgoutbox.core.OutboxException;
 import dev.pgoutbox.db.OutboxRoles;
+import dev.pgoutbox.db.testing.Eventually;
 import dev.pgoutbox.db.testing.TestSchema;
 import dev.pgoutbox.relay.testing.RecordingPublisher;
 import java.sql.Connection;
@@ -249,7 +250,7 @@ class LeastPrivilegeIT {
             .build()) {
       relay.start();
       assertThat(
-              RecordingPublisher.await(
+              Eventually.holdsWithin(
                   () ->
                       db.queryLong(
                               "select count(*) from pg_stat_activity where usename = '"
@@ -262,10 +263,10 @@ class LeastPrivilegeIT {
 
       UUID id = appendAsWriter(outbox, "1", 1);
 
-      assertThat(RecordingPublisher.await(() -> publisher.delivered().size() == 1, 20)).isTrue();
+      assertThat(Eventually.holdsWithin(() -> publisher.delivered().size() == 1, 20)).isTrue();
       assertThat(publisher.delivered().get(0).id()).isEqualTo(id);
       assertThat(
-              RecordingPublisher.await(
+              Eventually.holdsWithin(
                   () ->
                       db.queryLong(
                               "select count(*) from outbox_events where processed_at is not null")

@@ -7,6 +7,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import dev.pgoutbox.core.OutboxException;
+import dev.pgoutbox.db.testing.Eventually;
 import dev.pgoutbox.db.testing.TestSchema;
 import dev.pgoutbox.relay.testing.EventRows;
 import dev.pgoutbox.relay.testing.RecordingPublisher;
@@ -52,8 +53,9 @@ class RelayLifecycleIT {
 
     CompletableFuture<Boolean> stopped =
         CompletableFuture.supplyAsync(() -> relay.stop(Duration.ofSeconds(20)));
-    Thread.sleep(100); // stop() is now waiting on the batch; nothing else to wait for
-    assertThat(stopped).isNotDone();
+    assertThatThrownBy(() -> stopped.get(200, TimeUnit.MILLISECONDS))
+        .as("stop() waits for the batch in flight")
+        .isInstanceOf(java.util.concurrent.TimeoutException.class);
     publisher.open();
 
     assertThat(stopped.get(20, TimeUnit.SECONDS)).isTrue();
@@ -79,7 +81,7 @@ class RelayLifecycleIT {
     assertThat(relay.stop(Duration.ofMillis(300))).isFalse();
 
     assertThat(
-            RecordingPublisher.await(
+            Eventually.holdsWithin(
                 () ->
                     db.dsl().fetchCount(OUTBOX_EVENTS, OUTBOX_EVENTS.PROCESSED_AT.isNull()) == 5
                         && db.queryLong(
@@ -142,7 +144,7 @@ class RelayLifecycleIT {
                 + " where application_name = 'lifecycle-victim'");
       }
       assertThat(
-              RecordingPublisher.await(
+              Eventually.holdsWithin(
                   () ->
                       db.dsl().fetchCount(OUTBOX_EVENTS, OUTBOX_EVENTS.PROCESSED_AT.isNull()) == 0,
                   60))
@@ -184,10 +186,9 @@ class RelayLifecycleIT {
   void relayOnItsOwnExecutorStopsItsThread() throws Exception {
     OutboxRelay relay = relay(new RecordingPublisher()).build();
     relay.start();
-    assertThat(RecordingPublisher.await(() -> threadNamed("pgoutbox-relay-lifecycle"), 5)).isTrue();
+    assertThat(Eventually.holdsWithin(() -> threadNamed("pgoutbox-relay-lifecycle"), 5)).isTrue();
     relay.close();
-    assertThat(RecordingPublisher.await(() -> !threadNamed("pgoutbox-relay-lifecycle"), 5))
-        .isTrue();
+    assertThat(Eventually.holdsWithin(() -> !threadNamed("pgoutbox-relay-lifecycle"), 5)).isTrue();
   }
 
   private static boolean threadNamed(String name) {

@@ -2,6 +2,7 @@ package dev.pgoutbox.relay;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.pgoutbox.db.testing.Eventually;
 import dev.pgoutbox.db.testing.TestSchema;
 import dev.pgoutbox.relay.testing.EventRows;
 import dev.pgoutbox.relay.testing.RecordingPublisher;
@@ -75,13 +76,13 @@ class StarvationIT {
             .config(RelayConfig.custom().batchSize(50).pollInterval(Duration.ofMillis(50)).build())
             .build()) {
       relay.start();
-      assertThat(RecordingPublisher.await(() -> publisher.delivered().size() > 500, 30)).isTrue();
+      assertThat(Eventually.holdsWithin(() -> publisher.delivered().size() > 500, 30)).isTrue();
 
       EventRows.insert(db.dsl(), "cold", 1);
       int hotWrittenBeforeCold = hotSeq.get();
 
       assertThat(
-              RecordingPublisher.await(
+              Eventually.holdsWithin(
                   () ->
                       publisher.delivered().stream().anyMatch(m -> m.aggregateId().equals("cold")),
                   30))

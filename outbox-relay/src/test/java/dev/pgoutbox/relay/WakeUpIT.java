@@ -3,6 +3,7 @@ package dev.pgoutbox.relay;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.pgoutbox.db.OutboxSchema;
+import dev.pgoutbox.db.testing.Eventually;
 import dev.pgoutbox.db.testing.TestSchema;
 import dev.pgoutbox.relay.testing.EventRows;
 import dev.pgoutbox.relay.testing.RecordingPublisher;
@@ -45,10 +46,10 @@ class WakeUpIT {
             .build()) {
       relay.start();
       // The first poll runs at start; wait until the relay is idle and listening.
-      assertThat(RecordingPublisher.await(() -> listeners() == 1L, 10)).isTrue();
+      assertThat(Eventually.holdsWithin(() -> listeners() == 1L, 10)).isTrue();
 
       EventRows.insert(db.dsl(), "a", 1);
-      assertThat(RecordingPublisher.await(() -> publisher.delivered().size() == 1, 10))
+      assertThat(Eventually.holdsWithin(() -> publisher.delivered().size() == 1, 10))
           .as("woken by the notification, not the hourly poll")
           .isTrue();
 
@@ -57,12 +58,12 @@ class WakeUpIT {
               "select count(pg_terminate_backend(pid)) from pg_stat_activity"
                   + " where application_name = 'wake-listen'");
       assertThat(killed).isEqualTo(1L);
-      assertThat(RecordingPublisher.await(() -> listeners() == 1L, 20))
+      assertThat(Eventually.holdsWithin(() -> listeners() == 1L, 20))
           .as("the listener reconnected")
           .isTrue();
 
       EventRows.insert(db.dsl(), "a", 2);
-      assertThat(RecordingPublisher.await(() -> publisher.delivered().size() == 2, 10))
+      assertThat(Eventually.holdsWithin(() -> publisher.delivered().size() == 2, 10))
           .as("woken again after the reconnect")
           .isTrue();
     } finally {
@@ -87,7 +88,7 @@ class WakeUpIT {
             .build()) {
       relay.start();
       EventRows.insert(db.dsl(), "a", 1);
-      assertThat(RecordingPublisher.await(() -> publisher.delivered().size() == 1, 10)).isTrue();
+      assertThat(Eventually.holdsWithin(() -> publisher.delivered().size() == 1, 10)).isTrue();
       assertThat(listeners()).isZero();
     } finally {
       OutboxSchema.setNotifyTrigger(db.dataSource(), db.schema(), true);

@@ -107,7 +107,6 @@ final class Drains {
         throw new IllegalStateException("drain did not finish within 30 minutes");
       }
       double seconds = (System.nanoTime() - start) / 1e9;
-      relays.forEach(OutboxRelay::close);
       return new Outcome(committed.get(), seconds, deliveries.check(written));
     } finally {
       relays.forEach(OutboxRelay::close);

@@ -2,6 +2,7 @@ package dev.pgoutbox.example.orders;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.pgoutbox.db.testing.Eventually;
 import dev.pgoutbox.db.testing.TestSchema;
 import dev.pgoutbox.example.infra.EmbeddedKafkaBroker;
 import dev.pgoutbox.relay.RelayConfig;
@@ -61,7 +62,7 @@ class BrokerOutageIT {
       assertThat(http.post("/orders/" + id + "/payment").status()).isEqualTo(200);
       paid.add(id);
     }
-    Await.until(
+    Eventually.until(
         WAIT, () -> app.admin().pendingCount() == 0, () -> "pending " + app.admin().pendingCount());
 
     kafka.stop();
@@ -73,7 +74,7 @@ class BrokerOutageIT {
       paid.add(id);
     }
     // Nothing can be published: all 20 events wait, and their attempts fail and back off.
-    Await.until(
+    Eventually.until(
         WAIT,
         () -> maxAttempts(schema) >= 2,
         () -> "max attempts " + maxAttempts(schema) + ", pending " + app.admin().pendingCount());
@@ -82,7 +83,7 @@ class BrokerOutageIT {
     assertThat(http.get("/health").status()).as("health shows the broker down").isEqualTo(503);
 
     kafka.restart();
-    Await.until(
+    Eventually.until(
         WAIT,
         () ->
             app.admin().pendingCount() == 0 && Db.ordersNotCaughtUp(app.dataSource(), schema) == 0,
@@ -104,7 +105,8 @@ class BrokerOutageIT {
         .isEqualTo(paid.size());
     assertThat(app.shipping().orderingErrorCount()).isZero();
     assertThat(app.admin().deadLetterCount()).isZero();
-    Await.until(WAIT, () -> http.get("/health").status() == 200, () -> http.get("/health").text());
+    Eventually.until(
+        WAIT, () -> http.get("/health").status() == 200, () -> http.get("/health").text());
   }
 
   private static long maxAttempts(String schema) {

@@ -3,6 +3,7 @@ package dev.pgoutbox.example.orders;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.pgoutbox.db.testing.Eventually;
 import dev.pgoutbox.db.testing.TestSchema;
 import dev.pgoutbox.example.infra.EmbeddedKafkaBroker;
 import dev.pgoutbox.relay.RelayConfig;
@@ -80,7 +81,7 @@ class GracefulShutdownIT {
 
     kafka.restart();
     try (OrderApplication second = OrderApplication.start(settings())) {
-      Await.until(
+      Eventually.until(
           Duration.ofSeconds(90),
           () ->
               second.admin().pendingCount() == 0

@@ -4,6 +4,7 @@ import static java.nio.charset.StandardCharsets.UTF_8;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.pgoutbox.db.testing.Eventually;
 import dev.pgoutbox.db.testing.TestSchema;
 import dev.pgoutbox.relay.RelayConfig;
 import java.time.Duration;
@@ -84,14 +85,14 @@ class OrderServiceIT {
     assertThat(paid.json().get("status").asText()).isEqualTo("PAID");
     assertThat(paid.json().get("version").asInt()).isEqualTo(2);
 
-    Await.until(
+    Eventually.until(
         WAIT, () -> http.get("/shipments/" + id).status() == 200, () -> "no shipment for " + id);
     JsonNode shipment = http.get("/shipments/" + id).json();
     assertThat(shipment.get("status").asText()).isEqualTo("READY");
     assertThat(shipment.get("shipmentsForOrder").asInt()).isEqualTo(1);
     assertThat(http.get("/orders/" + id).json().get("status").asText()).isEqualTo("PAID");
 
-    Await.until(
+    Eventually.until(
         WAIT,
         () -> metric("outbox_events_published_total") >= publishedBefore + 2,
         () -> "published " + metric("outbox_events_published_total"));
@@ -117,7 +118,7 @@ class OrderServiceIT {
       ids.add(id);
     }
     for (String id : ids) {
-      Await.until(
+      Eventually.until(
           WAIT,
           () -> {
             Http.Reply s = http.get("/shipments/" + id);
@@ -125,7 +126,7 @@ class OrderServiceIT {
           },
           () -> "shipment of " + id + ": " + http.get("/shipments/" + id).text());
     }
-    Await.until(
+    Eventually.until(
         WAIT,
         () -> Db.ordersNotCaughtUp(app.dataSource(), schema) == 0,
         () -> "orders not caught up");
@@ -240,7 +241,7 @@ class OrderServiceIT {
           .get(30, TimeUnit.SECONDS);
       assertThat(http.post("/orders/" + id + "/payment").status()).isEqualTo(200);
 
-      Await.until(
+      Eventually.until(
           WAIT,
           () -> http.get("/shipments/" + id).status() == 200,
           () -> "no shipment for " + id + " behind the foreign record");

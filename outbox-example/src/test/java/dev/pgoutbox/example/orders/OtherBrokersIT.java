@@ -2,6 +2,7 @@ package dev.pgoutbox.example.orders;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.pgoutbox.db.testing.Eventually;
 import dev.pgoutbox.db.testing.TestSchema;
 import dev.pgoutbox.relay.RelayConfig;
 import java.time.Duration;
@@ -61,7 +62,7 @@ class OtherBrokersIT {
         }
         ids.add(id);
       }
-      Await.until(
+      Eventually.until(
           Duration.ofSeconds(60),
           () -> Db.ordersNotCaughtUp(app.dataSource(), schema) == 0,
           () -> "orders not caught up: " + Db.ordersNotCaughtUp(app.dataSource(), schema));

@@ -1,5 +1,6 @@
 package dev.pgoutbox.relay.brokers;
 
+import dev.pgoutbox.db.testing.Eventually;
 import java.io.IOException;
 import java.net.InetAddress;
 import java.net.ServerSocket;
@@ -73,7 +74,7 @@ public final class NatsServer implements AutoCloseable {
             .redirectErrorStream(true)
             .redirectOutput(storeDir.resolveSibling(storeDir.getFileName() + ".log").toFile())
             .start();
-    Deadline.await(
+    Eventually.await(
         "nats-server on port " + port,
         Duration.ofSeconds(15),
         () -> {

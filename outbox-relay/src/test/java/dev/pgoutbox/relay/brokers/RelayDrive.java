@@ -4,6 +4,7 @@ import static dev.pgoutbox.db.jooq.Tables.OUTBOX_EVENTS;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.pgoutbox.db.OutboxSchema;
+import dev.pgoutbox.db.testing.Eventually;
 import dev.pgoutbox.db.testing.TestSchema;
 import dev.pgoutbox.relay.DeadLetter;
 import dev.pgoutbox.relay.OutboxAdmin;
@@ -115,7 +116,7 @@ public final class RelayDrive {
         started.add(relay);
         relay.start();
       }
-      Deadline.await(
+      Eventually.await(
           "the relays to drain the outbox (pending " + pending() + ")",
           deadline,
           () -> pending() == 0);

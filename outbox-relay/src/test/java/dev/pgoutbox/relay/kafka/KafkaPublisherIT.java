@@ -2,9 +2,9 @@ package dev.pgoutbox.relay.kafka;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.pgoutbox.db.testing.Eventually;
 import dev.pgoutbox.relay.OutboxMessage;
 import dev.pgoutbox.relay.PublishResult;
-import dev.pgoutbox.relay.brokers.Deadline;
 import dev.pgoutbox.relay.brokers.Drain;
 import dev.pgoutbox.relay.brokers.EmbeddedKafka;
 import dev.pgoutbox.relay.brokers.OrderChecker;
@@ -172,7 +172,7 @@ class KafkaPublisherIT {
             new StringDeserializer(),
             new ByteArrayDeserializer())) {
       consumer.subscribe(List.of(topic));
-      Deadline.await(
+      Eventually.await(
           expected + " events on " + topic + " (have " + checker.distinct() + ")",
           Duration.ofMinutes(2),
           () -> {

@@ -2,10 +2,10 @@ package dev.pgoutbox.relay.kafka;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.pgoutbox.db.testing.Eventually;
 import dev.pgoutbox.db.testing.TestSchema;
 import dev.pgoutbox.relay.DeadLetter;
 import dev.pgoutbox.relay.OutboxMessage;
-import dev.pgoutbox.relay.brokers.Deadline;
 import dev.pgoutbox.relay.brokers.EmbeddedKafka;
 import dev.pgoutbox.relay.brokers.OrderChecker;
 import dev.pgoutbox.relay.brokers.RelayDrive;
@@ -62,7 +62,7 @@ class KafkaRelayIT {
             .build()) {
       CompletableFuture<Duration> drain =
           drive.drainInBackground(publisher, 1, 200, Duration.ofMinutes(3));
-      Deadline.await(
+      Eventually.await(
           "failed attempts while Kafka is down",
           Duration.ofMinutes(1),
           () -> drive.failedAttempts() > 0 || drain.isDone());

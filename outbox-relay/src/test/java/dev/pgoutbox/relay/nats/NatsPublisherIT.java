@@ -2,9 +2,9 @@ package dev.pgoutbox.relay.nats;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.pgoutbox.db.testing.Eventually;
 import dev.pgoutbox.relay.OutboxMessage;
 import dev.pgoutbox.relay.PublishResult;
-import dev.pgoutbox.relay.brokers.Deadline;
 import dev.pgoutbox.relay.brokers.Drain;
 import dev.pgoutbox.relay.brokers.NatsServer;
 import dev.pgoutbox.relay.brokers.OrderChecker;
@@ -245,7 +245,7 @@ class NatsPublisherIT {
     JetStreamSubscription sub =
         js.subscribe(prefix + ".>", PushSubscribeOptions.builder().ordered(true).build());
     try {
-      Deadline.await(
+      Eventually.await(
           expected + " events from stream " + prefix + " (have " + checker.distinct() + ")",
           Duration.ofMinutes(2),
           () -> {

@@ -4,10 +4,10 @@ import static dev.pgoutbox.relay.nats.NatsPublisherIT.URL;
 import static dev.pgoutbox.relay.nats.NatsPublisherIT.options;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.pgoutbox.db.testing.Eventually;
 import dev.pgoutbox.db.testing.TestSchema;
 import dev.pgoutbox.relay.DeadLetter;
 import dev.pgoutbox.relay.OutboxMessage;
-import dev.pgoutbox.relay.brokers.Deadline;
 import dev.pgoutbox.relay.brokers.NatsServer;
 import dev.pgoutbox.relay.brokers.OrderChecker;
 import dev.pgoutbox.relay.brokers.RelayDrive;
@@ -76,7 +76,7 @@ class NatsRelayIT {
                 .build()) {
           CompletableFuture<Duration> drain =
               drive.drainInBackground(publisher, 1, 200, Duration.ofMinutes(3));
-          Deadline.await(
+          Eventually.await(
               "failed attempts while NATS is down",
               Duration.ofMinutes(1),
               () -> drive.failedAttempts() > 0 || drain.isDone());

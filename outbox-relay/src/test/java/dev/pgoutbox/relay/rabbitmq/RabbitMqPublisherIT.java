@@ -6,9 +6,9 @@ import com.rabbitmq.client.BuiltinExchangeType;
 import com.rabbitmq.client.Channel;
 import com.rabbitmq.client.Connection;
 import com.rabbitmq.client.ConnectionFactory;
+import dev.pgoutbox.db.testing.Eventually;
 import dev.pgoutbox.relay.OutboxMessage;
 import dev.pgoutbox.relay.PublishResult;
-import dev.pgoutbox.relay.brokers.Deadline;
 import dev.pgoutbox.relay.brokers.Drain;
 import dev.pgoutbox.relay.brokers.OrderChecker;
 import dev.pgoutbox.relay.brokers.TcpProxy;
@@ -167,7 +167,7 @@ class RabbitMqPublisherIT {
                       .contains("NO_ROUTE"));
       assertThat(results.get(2)).isEqualTo(PublishResult.published());
     }
-    Deadline.await(
+    Eventually.await(
         "2 messages in the queue", Duration.ofSeconds(10), () -> messageCount(queue) == 2);
   }
 
@@ -221,7 +221,7 @@ class RabbitMqPublisherIT {
                 String.valueOf(headers.get("traceparent")));
           },
           tag -> {});
-      Deadline.await(
+      Eventually.await(
           expected + " events from " + queue,
           Duration.ofMinutes(2),
           () -> checker.distinct() >= expected);

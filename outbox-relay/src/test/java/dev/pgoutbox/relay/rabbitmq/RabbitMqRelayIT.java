@@ -6,10 +6,10 @@ import static dev.pgoutbox.relay.rabbitmq.RabbitMqPublisherIT.factory;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.rabbitmq.client.BuiltinExchangeType;
+import dev.pgoutbox.db.testing.Eventually;
 import dev.pgoutbox.db.testing.TestSchema;
 import dev.pgoutbox.relay.DeadLetter;
 import dev.pgoutbox.relay.OutboxMessage;
-import dev.pgoutbox.relay.brokers.Deadline;
 import dev.pgoutbox.relay.brokers.OrderChecker;
 import dev.pgoutbox.relay.brokers.RelayDrive;
 import dev.pgoutbox.relay.brokers.TcpProxy;
@@ -67,7 +67,7 @@ class RabbitMqRelayIT {
       proxy.stop();
       CompletableFuture<Duration> drain =
           drive.drainInBackground(publisher, 1, 200, Duration.ofMinutes(3));
-      Deadline.await(
+      Eventually.await(
           "failed attempts while RabbitMQ is unreachable",
           Duration.ofMinutes(1),
           () -> drive.failedAttempts() > 0 || drain.isDone());

@@ -12,7 +12,6 @@ import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
-import java.util.function.BooleanSupplier;
 import java.util.function.Function;
 
 /**
@@ -106,17 +105,5 @@ public final class RecordingPublisher implements Publisher {
   /** Every batch received that was answered, in order. */
   public List<List<OutboxMessage>> batches() {
     return List.copyOf(batches);
-  }
-
-  /** Waits until {@code condition} holds or {@code seconds} pass. */
-  public static boolean await(BooleanSupplier condition, long seconds) throws InterruptedException {
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(seconds);
-    while (System.nanoTime() < deadline) {
-      if (condition.getAsBoolean()) {
-        return true;
-      }
-      Thread.sleep(10);
-    }
-    return condition.getAsBoolean();
   }
 }

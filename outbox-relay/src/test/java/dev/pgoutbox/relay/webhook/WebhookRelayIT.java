@@ -3,10 +3,10 @@ package dev.pgoutbox.relay.webhook;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.sun.net.httpserver.HttpServer;
+import dev.pgoutbox.db.testing.Eventually;
 import dev.pgoutbox.db.testing.TestSchema;
 import dev.pgoutbox.relay.DeadLetter;
 import dev.pgoutbox.relay.OutboxMessage;
-import dev.pgoutbox.relay.brokers.Deadline;
 import dev.pgoutbox.relay.brokers.OrderChecker;
 import dev.pgoutbox.relay.brokers.RelayDrive;
 import dev.pgoutbox.relay.brokers.TestEvents;
@@ -103,7 +103,7 @@ class WebhookRelayIT {
     try (WebhookPublisher publisher = publisher()) {
       CompletableFuture<Duration> drain =
           drive.drainInBackground(publisher, 1, 200, Duration.ofMinutes(3));
-      Deadline.await(
+      Eventually.await(
           "failed attempts while the receiver answers 503",
           Duration.ofMinutes(1),
           () -> drive.failedAttempts() > 0 || drain.isDone());

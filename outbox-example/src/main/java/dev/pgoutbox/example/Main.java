@@ -1,6 +1,7 @@
 package dev.pgoutbox.example;
 
 import dev.pgoutbox.example.bench.BenchCommand;
+import dev.pgoutbox.example.chaos.ChaosCommand;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
@@ -8,7 +9,8 @@ import picocli.CommandLine.Spec;
 
 /**
  * {@code java -jar pgoutbox-example.jar <command>}: the example order service ({@code serve}), its
- * scripted walk-through ({@code demo}) and the benchmark harness ({@code bench}).
+ * scripted walk-through ({@code demo}), the benchmark harness ({@code bench}), a standalone relay
+ * process ({@code relay}) and the fault-injection run ({@code chaos}).
  */
 @Command(
     name = "pgoutbox-example",
@@ -19,6 +21,8 @@ import picocli.CommandLine.Spec;
       ServeCommand.class,
       DemoCommand.class,
       BenchCommand.class,
+      RelayCommand.class,
+      ChaosCommand.class,
       CommandLine.HelpCommand.class
     })
 public final class Main implements Runnable {

@@ -5,11 +5,15 @@ import static java.util.Objects.requireNonNull;
 import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -34,7 +38,7 @@ public final class EmbeddedPostgresServer implements AutoCloseable {
 
   private static final Logger LOG = LoggerFactory.getLogger(EmbeddedPostgresServer.class);
 
-  private final EmbeddedPostgres postgres;
+  private volatile EmbeddedPostgres postgres;
   private final Path dataDirectory;
   private final boolean temporary;
   private final String jdbcUrl;
@@ -77,26 +81,7 @@ public final class EmbeddedPostgresServer implements AutoCloseable {
 
   private static EmbeddedPostgresServer start(Path dataDirectory, boolean temporary) {
     long started = System.nanoTime();
-    EmbeddedPostgres postgres;
-    try {
-      postgres =
-          EmbeddedPostgres.builder()
-              .setDataDirectory(dataDirectory)
-              // A temp dir is initialized fresh and deleted at close; a given one is kept.
-              .setCleanDataDirectory(temporary)
-              .setPGStartupWait(Duration.ofSeconds(60))
-              // The library's own hook would stop the server while the application's shutdown
-              // hook still uses it; ours (below) lets close() run first.
-              .setRegisterShutdownHook(false)
-              // A small server: enough for the example and its relay, gentle on a laptop.
-              .setServerConfig("max_connections", "100")
-              .setServerConfig("shared_buffers", "64MB")
-              .setServerConfig("synchronous_commit", "on")
-              .start();
-    } catch (IOException e) {
-      throw new UncheckedIOException(
-          "Could not start the embedded PostgreSQL in " + dataDirectory + ": " + e.getMessage(), e);
-    }
+    EmbeddedPostgres postgres = launch(dataDirectory, 0);
     String url = postgres.getJdbcUrl("postgres", "postgres");
     LOG.info(
         "Embedded PostgreSQL started in {} ms: {} (data in {})",
@@ -108,6 +93,131 @@ public final class EmbeddedPostgresServer implements AutoCloseable {
     Runtime.getRuntime()
         .addShutdownHook(new Thread(server::closeIfAbandoned, "embedded-postgres-shutdown"));
     return server;
+  }
+
+  /** Starts a server on {@code dataDirectory} (initialized when new) and {@code port} (0: free). */
+  private static EmbeddedPostgres launch(Path dataDirectory, int port) {
+    try {
+      EmbeddedPostgres.Builder builder =
+          EmbeddedPostgres.builder()
+              .setDataDirectory(dataDirectory)
+              // Never let the library delete the directory: a crashed server is restarted on it.
+              // A fresh directory has no postgresql.conf, so the library initializes it anyway;
+              // close() deletes a temporary one.
+              .setCleanDataDirectory(false)
+              .setPGStartupWait(Duration.ofSeconds(60))
+              // The library's own hook would stop the server while the application's shutdown
+              // hook still uses it; ours (below) lets close() run first.
+              .setRegisterShutdownHook(false)
+              // A small server: enough for the example and its relay, gentle on a laptop.
+              .setServerConfig("max_connections", "100")
+              .setServerConfig("shared_buffers", "64MB")
+              .setServerConfig("synchronous_commit", "on");
+      if (port != 0) {
+        builder.setPort(port);
+      }
+      return builder.start();
+    } catch (IOException e) {
+      throw new UncheckedIOException(
+          "Could not start the embedded PostgreSQL in " + dataDirectory + ": " + e.getMessage(), e);
+    }
+  }
+
+  /**
+   * Kills the server as a power cut would: every server process (postmaster and backends) is frozen
+   * with SIGSTOP, then killed with SIGKILL, so none gets to finish a write, checkpoint or tell a
+   * client goodbye. Committed transactions survive in the WAL; {@link #restart()} brings the server
+   * back through crash recovery.
+   *
+   * @throws IllegalStateException if the server's processes cannot be found or killed
+   */
+  public synchronized void crash() {
+    long pid = postmasterPid();
+    ProcessHandle postmaster =
+        ProcessHandle.of(pid)
+            .orElseThrow(() -> new IllegalStateException("No PostgreSQL process " + pid));
+    List<ProcessHandle> all = new ArrayList<>(postmaster.descendants().toList());
+    all.add(0, postmaster);
+    signal("STOP", all);
+    signal("KILL", all);
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+    while (all.stream().anyMatch(ProcessHandle::isAlive)) {
+      if (System.nanoTime() > deadline) {
+        throw new IllegalStateException("PostgreSQL processes survived SIGKILL for 30 s: " + all);
+      }
+      LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(10));
+    }
+    LOG.info("Embedded PostgreSQL killed (SIGSTOP, then SIGKILL to {} processes)", all.size());
+  }
+
+  private static void signal(String signal, List<ProcessHandle> processes) {
+    List<String> command = new ArrayList<>(List.of("kill", "-" + signal));
+    processes.forEach(p -> command.add(Long.toString(p.pid())));
+    try {
+      Process kill = new ProcessBuilder(command).redirectErrorStream(true).start();
+      String output = new String(kill.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+      if (kill.waitFor() != 0 && signal.equals("KILL")) {
+        throw new IllegalStateException("kill -KILL failed: " + output.trim());
+      }
+    } catch (IOException e) {
+      throw new UncheckedIOException("Could not run kill -" + signal, e);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException("Interrupted while killing PostgreSQL", e);
+    }
+  }
+
+  /**
+   * Starts the server again on the same port and data, after {@link #crash()} or while it runs (it
+   * is then stopped first), and waits until it accepts connections (crash recovery included).
+   *
+   * @throws UncheckedIOException if the server cannot be started
+   */
+  public synchronized void restart() {
+    if (closed.getCount() == 0) {
+      throw new IllegalStateException("The embedded PostgreSQL was closed");
+    }
+    long started = System.nanoTime();
+    int port = postgres.getPort();
+    quietLibraryWhile(
+        () -> {
+          try {
+            // Stops a running server; after a crash it releases the library's lock on the data
+            // (and the library logs that it could not stop a server that is gone).
+            postgres.close();
+          } catch (IOException e) {
+            LOG.debug("Stopping the embedded PostgreSQL before its restart: {}", e.toString());
+          }
+        });
+    postgres = launch(dataDirectory, port);
+    LOG.info(
+        "Embedded PostgreSQL restarted in {} ms on port {}",
+        Duration.ofNanos(System.nanoTime() - started).toMillis(),
+        port);
+  }
+
+  /** Runs {@code action} with the library's own logging off, when logback is the backend. */
+  private static void quietLibraryWhile(Runnable action) {
+    if (!(LoggerFactory.getLogger("io.zonky") instanceof ch.qos.logback.classic.Logger logger)) {
+      action.run();
+      return;
+    }
+    ch.qos.logback.classic.Level level = logger.getLevel();
+    logger.setLevel(ch.qos.logback.classic.Level.OFF);
+    try {
+      action.run();
+    } finally {
+      logger.setLevel(level);
+    }
+  }
+
+  private long postmasterPid() {
+    Path pidFile = dataDirectory.resolve("postmaster.pid");
+    try {
+      return Long.parseLong(Files.readAllLines(pidFile).get(0).trim());
+    } catch (IOException | RuntimeException e) {
+      throw new IllegalStateException("Cannot read the PostgreSQL pid from " + pidFile, e);
+    }
   }
 
   /**

@@ -7,11 +7,12 @@ import java.util.Comparator;
 import java.util.stream.Stream;
 
 /** Deletes directory trees, best effort. */
-final class Files2 {
+public final class Files2 {
 
   private Files2() {}
 
-  static void deleteRecursively(Path root) {
+  /** Deletes {@code root} and everything under it; what cannot be deleted stays. */
+  public static void deleteRecursively(Path root) {
     if (!Files.exists(root)) {
       return;
     }

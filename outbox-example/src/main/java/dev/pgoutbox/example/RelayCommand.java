@@ -1,0 +1,157 @@
+package dev.pgoutbox.example;
+
+import com.rabbitmq.client.ConnectionFactory;
+import com.zaxxer.hikari.HikariConfig;
+import com.zaxxer.hikari.HikariDataSource;
+import dev.pgoutbox.example.infra.Secrets;
+import dev.pgoutbox.relay.OutboxRelay;
+import dev.pgoutbox.relay.Publisher;
+import dev.pgoutbox.relay.RelayConfig;
+import dev.pgoutbox.relay.kafka.KafkaPublisher;
+import dev.pgoutbox.relay.kafka.KafkaRouting;
+import dev.pgoutbox.relay.nats.NatsPublisher;
+import dev.pgoutbox.relay.nats.NatsRouting;
+import dev.pgoutbox.relay.rabbitmq.AmqpRouting;
+import dev.pgoutbox.relay.rabbitmq.RabbitMqPublisher;
+import io.nats.client.Options;
+import java.time.Duration;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CountDownLatch;
+import org.jspecify.annotations.Nullable;
+import picocli.CommandLine.ArgGroup;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+/**
+ * {@code relay}: a relay process on its own, for an outbox that other processes write to. The chaos
+ * run starts several of these and kills them.
+ */
+@Command(
+    name = "relay",
+    mixinStandardHelpOptions = true,
+    description = {
+      "Runs one pgoutbox relay: publishes the events of an outbox to a broker until SIGTERM.",
+      "The broker's topology (Kafka topic, RabbitMQ exchange, JetStream stream) must exist or be"
+          + " created on first use; this command declares nothing.",
+      "Prints 'relay <name> started' on stdout once it runs."
+    })
+final class RelayCommand implements Callable<Integer> {
+
+  @Option(
+      names = "--jdbc-url",
+      required = true,
+      paramLabel = "URL",
+      description = "PostgreSQL JDBC URL of the database holding the outbox")
+  String jdbcUrl;
+
+  @ArgGroup(exclusive = true, multiplicity = "1")
+  Broker broker;
+
+  static final class Broker {
+    @Option(names = "--kafka", paramLabel = "HOST:PORT", description = "Kafka bootstrap servers")
+    @Nullable String kafka;
+
+    @Option(
+        names = "--rabbitmq",
+        paramLabel = "URI",
+        description = "RabbitMQ URI, e.g. amqp://guest:guest@localhost:5672")
+    @Nullable String rabbitmq;
+
+    @Option(
+        names = "--nats",
+        paramLabel = "URL",
+        description = "NATS URL (JetStream), e.g. nats://localhost:4222")
+    @Nullable String nats;
+  }
+
+  @Option(
+      names = "--topic",
+      defaultValue = "outbox",
+      description =
+          "Kafka topic, RabbitMQ exchange (routing key = event type) or NATS subject prefix"
+              + " (<prefix>.<aggregate_type>.<event_type>) (default: ${DEFAULT-VALUE})")
+  String topic = "outbox";
+
+  @Option(
+      names = "--schema",
+      defaultValue = "public",
+      description = "Schema of the outbox table (default: ${DEFAULT-VALUE})")
+  String schema = "public";
+
+  @Option(names = "--name", description = "Relay name in logs and metrics (default: relay-<pid>)")
+  @Nullable String name;
+
+  @Option(
+      names = "--batch-size",
+      defaultValue = "200",
+      description = "Events claimed per batch (default: ${DEFAULT-VALUE})")
+  int batchSize = RelayConfig.DEFAULT_BATCH_SIZE;
+
+  @Override
+  public Integer call() throws InterruptedException {
+    String relayName = name != null ? name : "relay-" + ProcessHandle.current().pid();
+    RelayConfig config = RelayConfig.custom().batchSize(batchSize).build();
+    HikariConfig pool = new HikariConfig();
+    pool.setJdbcUrl(jdbcUrl);
+    pool.setPoolName(relayName);
+    pool.setMaximumPoolSize(2);
+    // A database that went away must be noticed quickly: the relay backs off and retries.
+    pool.setConnectionTimeout(5_000);
+    pool.setInitializationFailTimeout(-1);
+    HikariDataSource dataSource = new HikariDataSource(pool);
+    Publisher publisher = publisher();
+    OutboxRelay relay =
+        OutboxRelay.builder()
+            .name(relayName)
+            .dataSource(dataSource)
+            .schema(schema)
+            .publisher(publisher)
+            .config(config)
+            .build();
+    CountDownLatch stopped = new CountDownLatch(1);
+    Runtime.getRuntime()
+        .addShutdownHook(
+            new Thread(
+                () -> {
+                  relay.stop(Duration.ofSeconds(10));
+                  publisher.close();
+                  dataSource.close();
+                  stopped.countDown();
+                },
+                "relay-shutdown"));
+    relay.start();
+    System.out.println(
+        "relay " + relayName + " started: " + Secrets.mask(jdbcUrl) + " -> " + destination());
+    System.out.flush();
+    stopped.await();
+    return 0;
+  }
+
+  private Publisher publisher() {
+    if (broker.kafka != null) {
+      return KafkaPublisher.builder(broker.kafka).routing(KafkaRouting.fixed(topic)).build();
+    }
+    if (broker.rabbitmq != null) {
+      ConnectionFactory factory = new ConnectionFactory();
+      try {
+        factory.setUri(broker.rabbitmq);
+      } catch (Exception e) {
+        throw new IllegalArgumentException(
+            "--rabbitmq is not an AMQP URI: " + Secrets.mask(broker.rabbitmq), e);
+      }
+      return RabbitMqPublisher.builder(factory, AmqpRouting.byEventType(topic)).build();
+    }
+    Options options = new Options.Builder().server(broker.nats).maxReconnects(-1).build();
+    return NatsPublisher.builder(options).routing(NatsRouting.byTypes(topic)).build();
+  }
+
+  private String destination() {
+    if (broker.kafka != null) {
+      return "Kafka " + broker.kafka + " topic " + topic;
+    }
+    if (broker.rabbitmq != null) {
+      return "RabbitMQ " + Secrets.mask(broker.rabbitmq) + " exchange " + topic;
+    }
+    return "NATS " + Secrets.mask(broker.nats) + " subjects " + topic + ".>";
+  }
+}

@@ -152,7 +152,7 @@ public final class ChaosCommand implements Callable<Integer> {
               "--jdbc-url",
               "jdbc:postgresql://127.0.0.1:"
                   + relayNetwork.port()
-                  + "/postgres?user=postgres&connectTimeout=5&socketTimeout=60&tcpKeepAlive=true",
+                  + "/postgres?user=postgres&connectTimeout=5&socketTimeout=10&tcpKeepAlive=true",
               "--schema",
               SCHEMA));
       relayArguments.addAll(chaosBroker.relayArguments());
@@ -230,6 +230,7 @@ public final class ChaosCommand implements Callable<Integer> {
       result.put("broker_outages", plan.count(Kind.BROKER_OUTAGE));
       result.put("postgres_crashes", plan.count(Kind.POSTGRES_CRASH));
       result.put("network_cuts", plan.count(Kind.NETWORK_CUT));
+      result.put("network_partitions", plan.count(Kind.NETWORK_PARTITION));
       result.put("fault_failures", faults.failures());
       result.put("writer_retries", writing.failedAttempts());
       result.put("ambiguous_commits", writing.ambiguousCommits());
@@ -353,7 +354,9 @@ public final class ChaosCommand implements Callable<Integer> {
             + r.get("postgres_crashes")
             + " PostgreSQL crashes, "
             + r.get("network_cuts")
-            + " network cuts"
+            + " network cuts, "
+            + r.get("network_partitions")
+            + " network partitions"
             + ((int) r.get("fault_failures") > 0
                 ? ", " + r.get("fault_failures") + " FAILED"
                 : ""));

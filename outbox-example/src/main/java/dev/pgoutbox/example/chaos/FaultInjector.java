@@ -116,6 +116,14 @@ final class FaultInjector {
               relayNetwork.cut();
               yield "relays' network to PostgreSQL cut";
             }
+            case NETWORK_PARTITION -> {
+              if (step.undo()) {
+                relayNetwork.restore();
+                yield "relays' network to PostgreSQL healed (hung connections stay hung)";
+              }
+              relayNetwork.blackhole();
+              yield "relays' network to PostgreSQL partitioned";
+            }
           };
     } catch (Exception e) {
       failures.incrementAndGet();

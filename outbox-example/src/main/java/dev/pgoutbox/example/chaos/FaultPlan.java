@@ -25,7 +25,8 @@ record FaultPlan(long seed, List<Fault> faults) {
     RELAY_KILL,
     BROKER_OUTAGE,
     POSTGRES_CRASH,
-    NETWORK_CUT
+    NETWORK_CUT,
+    NETWORK_PARTITION
   }
 
   /**
@@ -57,7 +58,11 @@ record FaultPlan(long seed, List<Fault> faults) {
           new Fault(
               Kind.POSTGRES_CRASH, start + round(0.45 * length), clamp(0.03 * length, 1, 4), -1));
       faults.add(
-          new Fault(Kind.NETWORK_CUT, start + round(0.7 * length), clamp(0.06 * length, 2, 8), -1));
+          new Fault(
+              Kind.NETWORK_CUT, start + round(0.65 * length), clamp(0.06 * length, 2, 8), -1));
+      faults.add(
+          new Fault(
+              Kind.NETWORK_PARTITION, start + round(0.8 * length), clamp(0.06 * length, 2, 8), -1));
     }
     faults.sort(Comparator.comparingDouble(Fault::at));
     return new FaultPlan(seed, List.copyOf(faults));
@@ -84,6 +89,10 @@ record FaultPlan(long seed, List<Fault> faults) {
       case NETWORK_CUT ->
           "network between the relays and PostgreSQL cut (TCP proxy closes and refuses"
               + " connections), restored at t="
+              + back;
+      case NETWORK_PARTITION ->
+          "network between the relays and PostgreSQL partitioned (TCP proxy drops every byte;"
+              + " open connections hang for good), healed at t="
               + back;
     };
   }

@@ -12,17 +12,30 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 
 /**
- * A loopback TCP proxy to cut a network path and restore it: {@link #cut()} closes every proxied
- * connection and refuses new ones (clients see the peer vanish), {@link #restore()} lets them
- * through again. The listening port stays bound all along, so nothing else can take it meanwhile.
- * Thread-safe.
+ * A loopback TCP proxy to break a network path and restore it, in two ways:
+ *
+ * <ul>
+ *   <li>{@link #cut()}: every proxied connection is closed and new ones are refused, so both ends
+ *       see the peer vanish at once (a stopped host, a reset);
+ *   <li>{@link #blackhole()}: bytes are silently dropped, so connections stay open and hang (a
+ *       partition, a dead NAT entry); those connections never recover, and only a timeout on either
+ *       end ends them.
+ * </ul>
+ *
+ * {@link #restore()} lets new connections through again. The listening port stays bound all along,
+ * so nothing else can take it meanwhile. Thread-safe.
  */
 public final class TcpProxy implements AutoCloseable {
 
   private final int targetPort;
   private final Set<Socket> sockets = ConcurrentHashMap.newKeySet();
+
+  /** Sockets whose bytes are dropped, from a blackhole on; closed only by {@link #close()}. */
+  private final Set<Socket> blackholed = ConcurrentHashMap.newKeySet();
+
   private final ServerSocket server;
   private volatile boolean cut;
+  private volatile boolean dropping;
 
   private TcpProxy(int targetPort, ServerSocket server) {
     this.targetPort = targetPort;
@@ -65,14 +78,28 @@ public final class TcpProxy implements AutoCloseable {
     sockets.clear();
   }
 
-  /** Lets clients through again. */
-  public void restore() {
+  /**
+   * Drops every byte from now on: open connections hang for good, new ones are accepted and hang.
+   */
+  public synchronized void blackhole() {
+    dropping = true;
+    blackholed.addAll(sockets);
+    sockets.clear();
+  }
+
+  /** Lets new connections through again; blackholed ones stay dead. */
+  public synchronized void restore() {
     cut = false;
+    dropping = false;
   }
 
   @Override
   public void close() {
     cut();
+    synchronized (this) {
+      blackholed.forEach(TcpProxy::closeQuietly);
+      blackholed.clear();
+    }
     closeQuietly(server);
   }
 
@@ -86,6 +113,11 @@ public final class TcpProxy implements AutoCloseable {
       }
       if (cut) {
         closeQuietly(client);
+        continue;
+      }
+      if (dropping) {
+        blackholed.add(client);
+        Thread.ofVirtual().start(() -> drain(client));
         continue;
       }
       Socket upstream;
@@ -118,16 +150,34 @@ public final class TcpProxy implements AutoCloseable {
       OutputStream out = to.getOutputStream();
       int n;
       while ((n = in.read(buffer)) >= 0) {
+        if (blackholed.contains(from)) {
+          continue; // dropped on the floor
+        }
         out.write(buffer, 0, n);
         out.flush();
       }
     } catch (IOException e) {
       // One side went away: close both below.
     } finally {
-      closeQuietly(from);
-      closeQuietly(to);
+      if (!blackholed.contains(from)) {
+        closeQuietly(from);
+        closeQuietly(to);
+      }
       sockets.remove(from);
       sockets.remove(to);
+    }
+  }
+
+  /** Reads and drops what a client accepted during a blackhole sends, until it gives up. */
+  private static void drain(Socket client) {
+    byte[] buffer = new byte[8 * 1024];
+    try {
+      InputStream in = client.getInputStream();
+      while (in.read(buffer) >= 0) {
+        // dropped
+      }
+    } catch (IOException e) {
+      // The client gave up, or close() closed it.
     }
   }
 

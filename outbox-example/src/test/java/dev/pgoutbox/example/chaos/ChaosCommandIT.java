@@ -61,6 +61,7 @@ class ChaosCommandIT {
         .contains("PostgreSQL killed")
         .contains("PostgreSQL restarted")
         .contains("relays' network to PostgreSQL cut")
+        .contains("relays' network to PostgreSQL partitioned")
         .contains("broker back");
     JsonNode result = JSON.readTree(out.toString().strip());
     assertThat(result.get("written").asLong()).isGreaterThan(2_000);
@@ -76,6 +77,7 @@ class ChaosCommandIT {
     assertThat(result.get("broker_outages").asInt()).isEqualTo(1);
     assertThat(result.get("postgres_crashes").asInt()).isEqualTo(1);
     assertThat(result.get("network_cuts").asInt()).isEqualTo(1);
+    assertThat(result.get("network_partitions").asInt()).isEqualTo(1);
     assertThat(result.get("fault_failures").asInt()).isZero();
     assertThat(result.get("relays_exited").asInt()).isZero();
     assertThat(result.get("writer_retries").asLong())

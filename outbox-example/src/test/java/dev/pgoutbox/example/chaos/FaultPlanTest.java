@@ -23,6 +23,7 @@ class FaultPlanTest {
     assertThat(plan.count(Kind.BROKER_OUTAGE)).isEqualTo(1);
     assertThat(plan.count(Kind.POSTGRES_CRASH)).isEqualTo(1);
     assertThat(plan.count(Kind.NETWORK_CUT)).isEqualTo(1);
+    assertThat(plan.count(Kind.NETWORK_PARTITION)).isEqualTo(1);
     assertThat(plan.faults()).allSatisfy(f -> assertThat(f.end()).isLessThan(120));
     assertThat(plan.faults())
         .filteredOn(f -> f.kind() == Kind.RELAY_KILL)
@@ -36,7 +37,7 @@ class FaultPlanTest {
             .filter(f -> f.kind() != Kind.RELAY_KILL)
             .toList();
 
-    assertThat(outages).hasSize(3 * 5);
+    assertThat(outages).hasSize(4 * 5);
     for (int i = 1; i < outages.size(); i++) {
       assertThat(outages.get(i).at()).isGreaterThan(outages.get(i - 1).end());
     }

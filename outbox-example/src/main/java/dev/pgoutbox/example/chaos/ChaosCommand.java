@@ -178,6 +178,7 @@ public final class ChaosCommand implements Callable<Integer> {
       FaultInjector faults =
           new FaultInjector(plan, fleet, chaosBroker, postgres, relayNetwork, log);
       long started = System.nanoTime();
+      long startedAtMillis = System.currentTimeMillis();
       writing.start();
       faults.start();
       while (System.nanoTime() - started < TimeUnit.SECONDS.toNanos(seconds)) {
@@ -223,7 +224,12 @@ public final class ChaosCommand implements Callable<Integer> {
       result.put("unexpected", checker.unexpected(committed));
       result.put("unreadable", checker.unreadable());
       result.put("dead_letters", count(dataSource, "dead_at is not null"));
+      result.put("wait_p50_ms", checker.waitPercentileMillis(50));
+      result.put("wait_p99_ms", checker.waitPercentileMillis(99));
       result.put("longest_wait_ms", checker.longestWaitMillis());
+      result.put(
+          "longest_wait_written_at_s",
+          Math.round((checker.longestWaitWrittenAt() - startedAtMillis) / 100.0) / 10.0);
       result.put("drain_seconds", Math.round(drainSeconds * 10) / 10.0);
       result.put("relay_kills", fleet.kills());
       result.put("relay_starts", fleet.starts());
@@ -342,7 +348,21 @@ public final class ChaosCommand implements Callable<Integer> {
         "duplicates",
         r.get("duplicates") + " (at-least-once: consumers dedupe on the event id)");
     row(out, "dead letters", r.get("dead_letters"));
-    row(out, "longest wait", r.get("longest_wait_ms") + " ms from commit to the checker");
+    row(
+        out,
+        "wait",
+        "p50 "
+            + r.get("wait_p50_ms")
+            + " ms, p99 "
+            + r.get("wait_p99_ms")
+            + " ms from commit to the checker");
+    row(
+        out,
+        "longest wait",
+        r.get("longest_wait_ms")
+            + " ms (an event written at t="
+            + r.get("longest_wait_written_at_s")
+            + ", see the fault schedule)");
     row(out, "drain", r.get("drain_seconds") + " s after the writers stopped");
     row(
         out,

@@ -7,6 +7,7 @@ import java.util.BitSet;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicLong;
+import org.HdrHistogram.Histogram;
 
 /**
  * The independent checker: fed every message a broker consumer receives, in the broker's order, it
@@ -28,6 +29,8 @@ final class Checker {
   private long reordered;
   private long unreadable;
   private long longestWaitMillis;
+  private long longestWaitWrittenAt;
+  private final Histogram waits = new Histogram(3_600_000L, 3);
 
   /** Records one message as received from the broker, {@code receivedAtMillis} epoch millis. */
   void receive(byte[] payload, long receivedAtMillis) {
@@ -50,10 +53,12 @@ final class Checker {
       }
       return;
     }
-    record(aggregate.asText(), seq.asInt(), receivedAtMillis - writtenAt.asLong());
+    record(aggregate.asText(), seq.asInt(), writtenAt.asLong(), receivedAtMillis);
   }
 
-  private synchronized void record(String aggregate, int seq, long waitedMillis) {
+  private synchronized void record(
+      String aggregate, int seq, long writtenAtMillis, long receivedAtMillis) {
+    long waitedMillis = Math.max(0, receivedAtMillis - writtenAtMillis);
     Arrivals a = arrivals.computeIfAbsent(aggregate, k -> new Arrivals());
     if (a.seen.get(seq)) {
       duplicates++;
@@ -61,7 +66,11 @@ final class Checker {
     }
     a.seen.set(seq);
     delivered++;
-    longestWaitMillis = Math.max(longestWaitMillis, waitedMillis);
+    waits.recordValue(Math.min(waitedMillis, waits.getHighestTrackableValue()));
+    if (waitedMillis > longestWaitMillis) {
+      longestWaitMillis = waitedMillis;
+      longestWaitWrittenAt = writtenAtMillis;
+    }
     if (seq < a.highest) {
       reordered++;
     } else {
@@ -121,6 +130,18 @@ final class Checker {
 
   synchronized long longestWaitMillis() {
     return longestWaitMillis;
+  }
+
+  /** When (epoch millis) the event that waited longest was written: which fault it met. */
+  synchronized long longestWaitWrittenAt() {
+    return longestWaitWrittenAt;
+  }
+
+  /**
+   * The wait (commit to checker, ms) that {@code percentile} of first deliveries did not exceed.
+   */
+  synchronized long waitPercentileMillis(double percentile) {
+    return waits.getValueAtPercentile(percentile);
   }
 
   private static final class Arrivals {

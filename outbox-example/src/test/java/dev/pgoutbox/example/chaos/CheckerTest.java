@@ -27,6 +27,8 @@ class CheckerTest {
     assertThat(checker.duplicates()).isZero();
     assertThat(checker.missing(Map.of("a", 2, "b", 2))).isZero();
     assertThat(checker.longestWaitMillis()).isEqualTo(250);
+    assertThat(checker.longestWaitWrittenAt()).isEqualTo(1_000);
+    assertThat(checker.waitPercentileMillis(50)).isEqualTo(250);
   }
 
   @Test

@@ -45,24 +45,7 @@ final class RelayCommand implements Callable<Integer> {
   String jdbcUrl;
 
   @ArgGroup(exclusive = true, multiplicity = "1")
-  Broker broker;
-
-  static final class Broker {
-    @Option(names = "--kafka", paramLabel = "HOST:PORT", description = "Kafka bootstrap servers")
-    @Nullable String kafka;
-
-    @Option(
-        names = "--rabbitmq",
-        paramLabel = "URI",
-        description = "RabbitMQ URI, e.g. amqp://guest:guest@localhost:5672")
-    @Nullable String rabbitmq;
-
-    @Option(
-        names = "--nats",
-        paramLabel = "URL",
-        description = "NATS URL (JetStream), e.g. nats://localhost:4222")
-    @Nullable String nats;
-  }
+  BrokerOptions broker;
 
   @Option(
       names = "--topic",

@@ -32,28 +32,9 @@ final class ServeCommand implements Callable<Integer> {
               + " (default: $PGOUTBOX_DB_URL, else an embedded PostgreSQL)")
   @Nullable String jdbcUrl;
 
+  /** Without any: an embedded Kafka. */
   @ArgGroup(exclusive = true, multiplicity = "0..1")
-  @Nullable Brokers brokers;
-
-  static final class Brokers {
-    @Option(
-        names = "--kafka",
-        paramLabel = "HOST:PORT",
-        description = "Kafka bootstrap servers (default: an embedded Kafka)")
-    @Nullable String kafka;
-
-    @Option(
-        names = "--rabbitmq",
-        paramLabel = "URI",
-        description = "RabbitMQ URI, e.g. amqp://guest:guest@localhost:5672")
-    @Nullable String rabbitmq;
-
-    @Option(
-        names = "--nats",
-        paramLabel = "URL",
-        description = "NATS URL, e.g. nats://localhost:4222")
-    @Nullable String nats;
-  }
+  @Nullable BrokerOptions brokers;
 
   @Option(
       names = "--port",

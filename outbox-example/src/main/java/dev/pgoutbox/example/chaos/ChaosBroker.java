@@ -1,5 +1,6 @@
 package dev.pgoutbox.example.chaos;
 
+import dev.pgoutbox.example.verify.DeliveryChecker;
 import java.util.List;
 
 /**
@@ -15,7 +16,7 @@ interface ChaosBroker extends AutoCloseable {
   List<String> relayArguments();
 
   /** Starts the independent consumer, feeding {@code checker} in the broker's order. */
-  AutoCloseable consume(Checker checker) throws Exception;
+  AutoCloseable consume(DeliveryChecker checker) throws Exception;
 
   /** What {@link #interrupt()} does, for the printed schedule. */
   String outage();

@@ -9,6 +9,7 @@ import dev.pgoutbox.example.chaos.FaultPlan.Kind;
 import dev.pgoutbox.example.infra.EmbeddedPostgresServer;
 import dev.pgoutbox.example.infra.Files2;
 import dev.pgoutbox.example.infra.TcpProxy;
+import dev.pgoutbox.example.verify.DeliveryChecker;
 import java.io.PrintWriter;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -143,7 +144,7 @@ public final class ChaosCommand implements Callable<Integer> {
       resources.push(relayNetwork);
       ChaosBroker chaosBroker = startBroker();
       resources.push(chaosBroker);
-      Checker checker = new Checker();
+      DeliveryChecker checker = new DeliveryChecker();
       resources.push(chaosBroker.consume(checker));
 
       List<String> relayArguments = new ArrayList<>();

@@ -1,6 +1,7 @@
 package dev.pgoutbox.example.chaos;
 
 import dev.pgoutbox.example.infra.EmbeddedKafkaBroker;
+import dev.pgoutbox.example.verify.DeliveryChecker;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -53,7 +54,7 @@ final class KafkaChaosBroker implements ChaosBroker {
   }
 
   @Override
-  public AutoCloseable consume(Checker checker) {
+  public AutoCloseable consume(DeliveryChecker checker) {
     KafkaConsumer<byte[], byte[]> consumer =
         new KafkaConsumer<>(
             Map.<String, Object>of(

@@ -1,6 +1,7 @@
 package dev.pgoutbox.example.chaos;
 
 import dev.pgoutbox.example.infra.Files2;
+import dev.pgoutbox.example.verify.DeliveryChecker;
 import io.nats.client.Connection;
 import io.nats.client.ErrorListener;
 import io.nats.client.JetStreamApiException;
@@ -85,7 +86,7 @@ final class NatsChaosBroker implements ChaosBroker {
   }
 
   @Override
-  public AutoCloseable consume(Checker checker) throws Exception {
+  public AutoCloseable consume(DeliveryChecker checker) throws Exception {
     Options options =
         new Options.Builder()
             .server(url())

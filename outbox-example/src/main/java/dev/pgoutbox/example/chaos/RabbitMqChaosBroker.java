@@ -9,6 +9,7 @@ import com.rabbitmq.client.DefaultConsumer;
 import com.rabbitmq.client.Envelope;
 import dev.pgoutbox.example.infra.Secrets;
 import dev.pgoutbox.example.infra.TcpProxy;
+import dev.pgoutbox.example.verify.DeliveryChecker;
 import java.net.URI;
 import java.util.List;
 import java.util.UUID;
@@ -60,7 +61,7 @@ final class RabbitMqChaosBroker implements ChaosBroker {
   }
 
   @Override
-  public AutoCloseable consume(Checker checker) throws Exception {
+  public AutoCloseable consume(DeliveryChecker checker) throws Exception {
     Connection connection = factory.newConnection("pgoutbox-chaos-checker");
     Channel channel = connection.createChannel();
     channel.exchangeDeclare(exchange, BuiltinExchangeType.TOPIC, false, false, null);

@@ -1,4 +1,4 @@
-package dev.pgoutbox.example.chaos;
+package dev.pgoutbox.example.verify;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -6,9 +6,9 @@ import java.nio.charset.StandardCharsets;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 
-class CheckerTest {
+class DeliveryCheckerTest {
 
-  private final Checker checker = new Checker();
+  private final DeliveryChecker checker = new DeliveryChecker();
 
   private void receive(String aggregate, int seq) {
     String json = "{\"aggregate\":\"" + aggregate + "\",\"seq\":" + seq + ",\"written_at\":1000}";
@@ -72,6 +72,14 @@ class CheckerTest {
 
     assertThat(checker.unexpected(Map.of("a", 1))).isEqualTo(1);
     assertThat(checker.unexpected(Map.of("a", 2))).isZero();
+  }
+
+  @Test
+  void withoutWrittenAtNoWaitIsCounted() {
+    checker.receive("{\"aggregate\":\"a\",\"seq\":1}".getBytes(StandardCharsets.UTF_8), 5_000);
+
+    assertThat(checker.delivered()).isEqualTo(1);
+    assertThat(checker.longestWaitMillis()).isZero();
   }
 
   @Test

@@ -1,4 +1,4 @@
-package dev.pgoutbox.example.chaos;
+package dev.pgoutbox.example.verify;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
@@ -10,13 +10,14 @@ import java.util.concurrent.atomic.AtomicLong;
 import org.HdrHistogram.Histogram;
 
 /**
- * The independent checker: fed every message a broker consumer receives, in the broker's order, it
- * knows nothing of the relays or the database. Each payload carries {@code {"aggregate": a, "seq":
- * n, "written_at": millis}}; a seq seen again is a duplicate, a first delivery with a seq below the
- * aggregate's highest so far is a reordering. What the writers committed is compared at the end
- * ({@link #missing}). Thread-safe.
+ * The independent check of what reached a consumer, used by the chaos run and the benchmark
+ * harness: fed every message in the order it was received, it knows nothing of the relays or the
+ * database. Each payload carries {@code {"aggregate": a, "seq": n}} and, optionally, {@code
+ * "written_at": epoch millis} (for the wait); a seq seen again is a duplicate, a first delivery
+ * with a seq below the aggregate's highest so far is a reordering, and what the writers committed
+ * is compared at the end ({@link #missing}). Thread-safe.
  */
-final class Checker {
+public final class DeliveryChecker {
 
   private static final ObjectMapper JSON = new ObjectMapper();
 
@@ -32,8 +33,8 @@ final class Checker {
   private long longestWaitWrittenAt;
   private final Histogram waits = new Histogram(3_600_000L, 3);
 
-  /** Records one message as received from the broker, {@code receivedAtMillis} epoch millis. */
-  void receive(byte[] payload, long receivedAtMillis) {
+  /** Records one message as received, {@code receivedAtMillis} epoch millis. */
+  public void receive(byte[] payload, long receivedAtMillis) {
     received.incrementAndGet();
     JsonNode event;
     try {
@@ -47,13 +48,17 @@ final class Checker {
     JsonNode aggregate = event.get("aggregate");
     JsonNode seq = event.get("seq");
     JsonNode writtenAt = event.get("written_at");
-    if (aggregate == null || seq == null || writtenAt == null) {
+    if (aggregate == null || seq == null) {
       synchronized (this) {
         unreadable++;
       }
       return;
     }
-    record(aggregate.asText(), seq.asInt(), writtenAt.asLong(), receivedAtMillis);
+    record(
+        aggregate.asText(),
+        seq.asInt(),
+        writtenAt == null ? receivedAtMillis : writtenAt.asLong(),
+        receivedAtMillis);
   }
 
   private synchronized void record(
@@ -79,22 +84,22 @@ final class Checker {
   }
 
   /** Messages received, duplicates included. */
-  long received() {
+  public long received() {
     return received.get();
   }
 
   /** Distinct events received. */
-  synchronized long delivered() {
+  public synchronized long delivered() {
     return delivered;
   }
 
   /** Whether every seq in {@code written} (highest committed seq per aggregate) has arrived. */
-  synchronized boolean hasAll(Map<String, Integer> written) {
+  public synchronized boolean hasAll(Map<String, Integer> written) {
     return missing(written) == 0;
   }
 
   /** How many committed events ({@code written}: highest seq per aggregate) never arrived. */
-  synchronized long missing(Map<String, Integer> written) {
+  public synchronized long missing(Map<String, Integer> written) {
     long missing = 0;
     for (Map.Entry<String, Integer> entry : written.entrySet()) {
       Arrivals a = arrivals.get(entry.getKey());
@@ -106,7 +111,7 @@ final class Checker {
   }
 
   /** Events that arrived though no writer committed them (a seq above the committed one). */
-  synchronized long unexpected(Map<String, Integer> written) {
+  public synchronized long unexpected(Map<String, Integer> written) {
     long unexpected = 0;
     for (Map.Entry<String, Arrivals> entry : arrivals.entrySet()) {
       int highest = written.getOrDefault(entry.getKey(), 0);
@@ -116,31 +121,35 @@ final class Checker {
     return unexpected;
   }
 
-  synchronized long duplicates() {
+  /** Deliveries of an event already delivered. */
+  public synchronized long duplicates() {
     return duplicates;
   }
 
-  synchronized long reordered() {
+  /** First deliveries that came after a higher seq of their aggregate. */
+  public synchronized long reordered() {
     return reordered;
   }
 
-  synchronized long unreadable() {
+  /** Messages without an aggregate and a seq. */
+  public synchronized long unreadable() {
     return unreadable;
   }
 
-  synchronized long longestWaitMillis() {
+  /** The longest wait, receipt minus {@code written_at}, of a first delivery. */
+  public synchronized long longestWaitMillis() {
     return longestWaitMillis;
   }
 
   /** When (epoch millis) the event that waited longest was written: which fault it met. */
-  synchronized long longestWaitWrittenAt() {
+  public synchronized long longestWaitWrittenAt() {
     return longestWaitWrittenAt;
   }
 
   /**
    * The wait (commit to checker, ms) that {@code percentile} of first deliveries did not exceed.
    */
-  synchronized long waitPercentileMillis(double percentile) {
+  public synchronized long waitPercentileMillis(double percentile) {
     return waits.getValueAtPercentile(percentile);
   }
 

@@ -70,13 +70,27 @@ final class RelayCommand implements Callable<Integer> {
       description = "Events claimed per batch (default: ${DEFAULT-VALUE})")
   int batchSize = RelayConfig.DEFAULT_BATCH_SIZE;
 
+  @Option(
+      names = "--publish-timeout",
+      defaultValue = "30",
+      description =
+          "Seconds to wait for a batch's publish results; PostgreSQL ends a claim transaction"
+              + " idle for this + 10 s (default: ${DEFAULT-VALUE})")
+  int publishTimeoutSeconds = 30;
+
   @Override
   public Integer call() throws InterruptedException {
     String relayName = name != null ? name : "relay-" + ProcessHandle.current().pid();
-    RelayConfig config = RelayConfig.custom().batchSize(batchSize).build();
+    RelayConfig config =
+        RelayConfig.custom()
+            .batchSize(batchSize)
+            .publishTimeout(Duration.ofSeconds(publishTimeoutSeconds))
+            .build();
     HikariConfig pool = new HikariConfig();
     pool.setJdbcUrl(jdbcUrl);
     pool.setPoolName(relayName);
+    // Names the relay's sessions in pg_stat_activity.
+    pool.addDataSourceProperty("ApplicationName", relayName);
     pool.setMaximumPoolSize(2);
     // A database that went away must be noticed quickly: the relay backs off and retries.
     pool.setConnectionTimeout(5_000);

@@ -109,6 +109,14 @@ public final class ChaosCommand implements Callable<Integer> {
   int killEvery = 5;
 
   @Option(
+      names = "--relay-publish-timeout",
+      defaultValue = "30",
+      description =
+          "The relays' publishTimeout in seconds; a relay is frozen for this + 12 s, longer than"
+              + " PostgreSQL keeps its transaction (default: ${DEFAULT-VALUE})")
+  int relayPublishTimeout = 30;
+
+  @Option(
       names = "--drain-timeout",
       defaultValue = "180",
       description =
@@ -131,7 +139,8 @@ public final class ChaosCommand implements Callable<Integer> {
     PrintWriter out = spec.commandLine().getOut();
     PrintWriter log = json ? spec.commandLine().getErr() : out;
     long runSeed = seed != null ? seed : ThreadLocalRandom.current().nextLong(1, 1_000_000);
-    FaultPlan plan = FaultPlan.of(runSeed, seconds, relays, killEvery);
+    // The relay's idle-transaction timeout is publishTimeout + 10 s; the freeze outlasts it.
+    FaultPlan plan = FaultPlan.of(runSeed, seconds, relays, killEvery, relayPublishTimeout + 12);
     Path runDir = Files.createTempDirectory("pgoutbox-chaos");
     Deque<AutoCloseable> resources = new ArrayDeque<>();
     try {
@@ -155,7 +164,9 @@ public final class ChaosCommand implements Callable<Integer> {
                   + relayNetwork.port()
                   + "/postgres?user=postgres&connectTimeout=5&socketTimeout=10&tcpKeepAlive=true",
               "--schema",
-              SCHEMA));
+              SCHEMA,
+              "--publish-timeout",
+              Integer.toString(relayPublishTimeout)));
       relayArguments.addAll(chaosBroker.relayArguments());
       RelayFleet fleet = new RelayFleet(relays, relayArguments, runDir);
       resources.push(fleet);
@@ -177,7 +188,7 @@ public final class ChaosCommand implements Callable<Integer> {
       fleet.startAll();
       Writers writing = new Writers(dataSource, SCHEMA, writers, aggregates, rate, runSeed);
       FaultInjector faults =
-          new FaultInjector(plan, fleet, chaosBroker, postgres, relayNetwork, log);
+          new FaultInjector(plan, fleet, chaosBroker, postgres, relayNetwork, dataSource, log);
       long started = System.nanoTime();
       long startedAtMillis = System.currentTimeMillis();
       writing.start();
@@ -234,6 +245,8 @@ public final class ChaosCommand implements Callable<Integer> {
       result.put("drain_seconds", Math.round(drainSeconds * 10) / 10.0);
       result.put("relay_kills", fleet.kills());
       result.put("relay_starts", fleet.starts());
+      result.put("relay_freezes", plan.count(Kind.RELAY_FREEZE));
+      result.put("frozen_in_transaction", faults.frozenInTransaction());
       result.put("broker_outages", plan.count(Kind.BROKER_OUTAGE));
       result.put("postgres_crashes", plan.count(Kind.POSTGRES_CRASH));
       result.put("network_cuts", plan.count(Kind.NETWORK_CUT));
@@ -276,6 +289,7 @@ public final class ChaosCommand implements Callable<Integer> {
     requireBetween("--rate", rate, 1, 100_000);
     requireBetween("--kill-every", killEvery, 1, 3_600);
     requireBetween("--drain-timeout", drainTimeout, 1, 86_400);
+    requireBetween("--relay-publish-timeout", relayPublishTimeout, 1, 3_600);
     if (!List.of("kafka", "rabbitmq", "nats").contains(broker)) {
       throw new ParameterException(
           spec.commandLine(), "--broker must be kafka, rabbitmq or nats, was '" + broker + "'");
@@ -370,6 +384,10 @@ public final class ChaosCommand implements Callable<Integer> {
         "faults",
         r.get("relay_kills")
             + " relay kills, "
+            + r.get("relay_freezes")
+            + " relay freezes ("
+            + r.get("frozen_in_transaction")
+            + " inside a transaction), "
             + r.get("broker_outages")
             + " broker outages, "
             + r.get("postgres_crashes")

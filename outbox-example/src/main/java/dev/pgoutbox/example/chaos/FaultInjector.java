@@ -4,12 +4,18 @@ import dev.pgoutbox.example.chaos.FaultPlan.Fault;
 import dev.pgoutbox.example.infra.EmbeddedPostgresServer;
 import dev.pgoutbox.example.infra.TcpProxy;
 import java.io.PrintWriter;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Locale;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.LockSupport;
+import javax.sql.DataSource;
 
 /**
  * Carries out a {@link FaultPlan} on its own thread: each fault is done at its time and undone
@@ -26,7 +32,9 @@ final class FaultInjector {
   private final EmbeddedPostgresServer postgres;
   private final TcpProxy relayNetwork;
   private final PrintWriter log;
+  private final DataSource database;
   private final AtomicInteger failures = new AtomicInteger();
+  private final AtomicInteger frozenInTransaction = new AtomicInteger();
   private Thread thread;
 
   FaultInjector(
@@ -35,12 +43,14 @@ final class FaultInjector {
       ChaosBroker broker,
       EmbeddedPostgresServer postgres,
       TcpProxy relayNetwork,
+      DataSource database,
       PrintWriter log) {
     this.plan = plan;
     this.relays = relays;
     this.broker = broker;
     this.postgres = postgres;
     this.relayNetwork = relayNetwork;
+    this.database = database;
     this.log = log;
   }
 
@@ -73,6 +83,26 @@ final class FaultInjector {
     thread.join();
   }
 
+  /** Freezes that caught their relay inside a claim transaction (the zombie case). */
+  int frozenInTransaction() {
+    return frozenInTransaction.get();
+  }
+
+  /** The relay's sessions that sit idle inside a transaction (named by the relay command). */
+  private long openTransactions(int relay) throws SQLException {
+    try (Connection connection = database.getConnection();
+        PreparedStatement query =
+            connection.prepareStatement(
+                "select count(*) from pg_stat_activity"
+                    + " where application_name = ? and state like 'idle in transaction%'")) {
+      query.setString(1, RelayFleet.name(relay));
+      try (ResultSet rs = query.executeQuery()) {
+        rs.next();
+        return rs.getLong(1);
+      }
+    }
+  }
+
   /** Steps that failed (logged): the run's faults were then not all as planned. */
   int failures() {
     return failures.get();
@@ -91,6 +121,30 @@ final class FaultInjector {
               }
               relays.kill(fault.relay());
               yield "SIGKILL " + RelayFleet.name(fault.relay());
+            }
+            case RELAY_FREEZE -> {
+              if (step.undo()) {
+                long open = openTransactions(fault.relay());
+                relays.thaw(fault.relay());
+                yield "SIGCONT "
+                    + RelayFleet.name(fault.relay())
+                    + " (it wakes up; "
+                    + (open == 0
+                        ? "it holds no transaction any more"
+                        : "it still holds " + open + " open transaction(s)")
+                    + ")";
+              }
+              relays.freeze(fault.relay());
+              LockSupport.parkNanos(TimeUnit.SECONDS.toNanos(2)); // long enough to be idle
+              boolean holding = openTransactions(fault.relay()) > 0;
+              if (holding) {
+                frozenInTransaction.incrementAndGet();
+              }
+              yield "SIGSTOP "
+                  + RelayFleet.name(fault.relay())
+                  + (holding
+                      ? ", frozen inside a claim transaction, its rows locked"
+                      : ", frozen between batches");
             }
             case BROKER_OUTAGE -> {
               if (step.undo()) {

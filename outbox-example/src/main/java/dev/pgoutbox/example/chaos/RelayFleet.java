@@ -80,6 +80,27 @@ final class RelayFleet implements AutoCloseable {
     }
   }
 
+  /** Freezes relay {@code index} with SIGSTOP: it holds its connections and does nothing. */
+  synchronized void freeze(int index) throws IOException, InterruptedException {
+    signal(index, "STOP");
+  }
+
+  /** Wakes a frozen relay with SIGCONT. */
+  synchronized void thaw(int index) throws IOException, InterruptedException {
+    signal(index, "CONT");
+  }
+
+  private void signal(int index, String signal) throws IOException, InterruptedException {
+    Process process = processes[index];
+    if (process == null || !process.isAlive()) {
+      throw new IllegalStateException(name(index) + " is not running");
+    }
+    Process kill = new ProcessBuilder("kill", "-" + signal, Long.toString(process.pid())).start();
+    if (kill.waitFor() != 0) {
+      throw new IOException("kill -" + signal + " " + process.pid() + " failed");
+    }
+  }
+
   /** Relays killed with SIGKILL so far. */
   synchronized int kills() {
     return kills;

@@ -37,7 +37,7 @@ import org.jooq.impl.DSL;
 public final class BatchRunner {
 
   /** Slack on top of the publish timeout before PostgreSQL ends an idle claim transaction. */
-  private static final Duration IDLE_TRANSACTION_SLACK = Duration.ofSeconds(30);
+  private static final Duration IDLE_TRANSACTION_SLACK = Duration.ofSeconds(10);
 
   private final DataSource dataSource;
   private final Settings settings;

@@ -1,7 +1,5 @@
 package dev.pgoutbox.example.chaos;
 
-import com.fasterxml.jackson.core.JsonProcessingException;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import dev.pgoutbox.db.OutboxSchema;
@@ -19,7 +17,6 @@ import java.sql.Statement;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Deque;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -55,7 +52,6 @@ import picocli.CommandLine.Spec;
     })
 public final class ChaosCommand implements Callable<Integer> {
 
-  private static final ObjectMapper JSON = new ObjectMapper();
   private static final String SCHEMA = "public";
 
   @Spec CommandSpec spec;
@@ -218,59 +214,46 @@ public final class ChaosCommand implements Callable<Integer> {
       LockSupport.parkNanos(TimeUnit.SECONDS.toNanos(1));
       List<String> exited = fleet.exitedOnTheirOwn();
 
-      Map<String, Object> result = new LinkedHashMap<>();
-      result.put("scenario", "chaos");
-      result.put("broker", broker);
-      result.put("relays", relays);
-      result.put("writers", writers);
-      result.put("aggregates", aggregates);
-      result.put("seconds", seconds);
-      result.put("seed", runSeed);
-      result.put("written", writing.written());
-      result.put("written_in_db", count(dataSource, "true"));
-      result.put("published", count(dataSource, "processed_at is not null"));
-      result.put("delivered", checker.delivered());
-      result.put("lost", checker.missing(committed));
-      result.put("reordered", checker.reordered());
-      result.put("duplicates", checker.duplicates());
-      result.put("unexpected", checker.unexpected(committed));
-      result.put("unreadable", checker.unreadable());
-      result.put("dead_letters", count(dataSource, "dead_at is not null"));
-      result.put("wait_p50_ms", checker.waitPercentileMillis(50));
-      result.put("wait_p99_ms", checker.waitPercentileMillis(99));
-      result.put("longest_wait_ms", checker.longestWaitMillis());
-      result.put(
-          "longest_wait_written_at_s",
-          Math.round((checker.longestWaitWrittenAt() - startedAtMillis) / 100.0) / 10.0);
-      result.put("drain_seconds", Math.round(drainSeconds * 10) / 10.0);
-      result.put("relay_kills", fleet.kills());
-      result.put("relay_starts", fleet.starts());
-      result.put("relay_freezes", plan.count(Kind.RELAY_FREEZE));
-      result.put("frozen_in_transaction", faults.frozenInTransaction());
-      result.put("broker_outages", plan.count(Kind.BROKER_OUTAGE));
-      result.put("postgres_crashes", plan.count(Kind.POSTGRES_CRASH));
-      result.put("network_cuts", plan.count(Kind.NETWORK_CUT));
-      result.put("network_partitions", plan.count(Kind.NETWORK_PARTITION));
-      result.put("fault_failures", faults.failures());
-      result.put("writer_retries", writing.failedAttempts());
-      result.put("ambiguous_commits", writing.ambiguousCommits());
-      result.put("relays_exited", exited.size());
-      boolean ok =
-          (long) result.get("lost") == 0
-              && (long) result.get("reordered") == 0
-              && (long) result.get("dead_letters") == 0
-              && (long) result.get("unexpected") == 0
-              && (long) result.get("unreadable") == 0
-              && (long) result.get("written_in_db") == writing.written()
-              && faults.failures() == 0
-              && exited.isEmpty()
-              && writing.written() > 0;
-      result.put("ok", ok);
-      if (json) {
-        out.println(toJson(result));
-      } else {
-        printTable(out, result, exited);
-      }
+      ChaosReport report = new ChaosReport();
+      report
+          .put("scenario", "chaos")
+          .put("broker", broker)
+          .put("relays", relays)
+          .put("writers", writers)
+          .put("aggregates", aggregates)
+          .put("seconds", seconds)
+          .put("seed", runSeed)
+          .put("written", writing.written())
+          .put("written_in_db", count(dataSource, "true"))
+          .put("published", count(dataSource, "processed_at is not null"))
+          .put("delivered", checker.delivered())
+          .put("lost", checker.missing(committed))
+          .put("reordered", checker.reordered())
+          .put("duplicates", checker.duplicates())
+          .put("unexpected", checker.unexpected(committed))
+          .put("unreadable", checker.unreadable())
+          .put("dead_letters", count(dataSource, "dead_at is not null"))
+          .put("wait_p50_ms", checker.waitPercentileMillis(50))
+          .put("wait_p99_ms", checker.waitPercentileMillis(99))
+          .put("longest_wait_ms", checker.longestWaitMillis())
+          .put(
+              "longest_wait_written_at_s",
+              Math.round((checker.longestWaitWrittenAt() - startedAtMillis) / 100.0) / 10.0)
+          .put("drain_seconds", Math.round(drainSeconds * 10) / 10.0)
+          .put("relay_kills", fleet.kills())
+          .put("relay_starts", fleet.starts())
+          .put("relay_freezes", plan.count(Kind.RELAY_FREEZE))
+          .put("frozen_in_transaction", faults.frozenInTransaction())
+          .put("broker_outages", plan.count(Kind.BROKER_OUTAGE))
+          .put("postgres_crashes", plan.count(Kind.POSTGRES_CRASH))
+          .put("network_cuts", plan.count(Kind.NETWORK_CUT))
+          .put("network_partitions", plan.count(Kind.NETWORK_PARTITION))
+          .put("fault_failures", faults.failures())
+          .put("writer_retries", writing.failedAttempts())
+          .put("ambiguous_commits", writing.ambiguousCommits())
+          .put("relays_exited", exited.size());
+      boolean ok = report.judge();
+      report.print(out, json, exited);
       out.flush();
       return ok ? 0 : 1;
     } finally {
@@ -338,87 +321,6 @@ public final class ChaosCommand implements Callable<Integer> {
     } catch (Exception e) {
       return -1;
     }
-  }
-
-  private static String toJson(Map<String, Object> result) {
-    try {
-      return JSON.writeValueAsString(result);
-    } catch (JsonProcessingException e) {
-      throw new IllegalStateException(e);
-    }
-  }
-
-  private static void printTable(PrintWriter out, Map<String, Object> r, List<String> exited) {
-    out.println();
-    row(
-        out,
-        "written",
-        r.get("written") + " events committed (" + r.get("written_in_db") + " rows in the table)");
-    row(out, "published", r.get("published") + " marked published by the relays");
-    row(out, "delivered", r.get("delivered") + " distinct events received by the checker");
-    row(out, "lost", r.get("lost"));
-    row(out, "reordered", r.get("reordered"));
-    row(
-        out,
-        "duplicates",
-        r.get("duplicates") + " (at-least-once: consumers dedupe on the event id)");
-    row(out, "dead letters", r.get("dead_letters"));
-    row(
-        out,
-        "wait",
-        "p50 "
-            + r.get("wait_p50_ms")
-            + " ms, p99 "
-            + r.get("wait_p99_ms")
-            + " ms from commit to the checker");
-    row(
-        out,
-        "longest wait",
-        r.get("longest_wait_ms")
-            + " ms (an event written at t="
-            + r.get("longest_wait_written_at_s")
-            + ", see the fault schedule)");
-    row(out, "drain", r.get("drain_seconds") + " s after the writers stopped");
-    row(
-        out,
-        "faults",
-        r.get("relay_kills")
-            + " relay kills, "
-            + r.get("relay_freezes")
-            + " relay freezes ("
-            + r.get("frozen_in_transaction")
-            + " inside a transaction), "
-            + r.get("broker_outages")
-            + " broker outages, "
-            + r.get("postgres_crashes")
-            + " PostgreSQL crashes, "
-            + r.get("network_cuts")
-            + " network cuts, "
-            + r.get("network_partitions")
-            + " network partitions"
-            + ((int) r.get("fault_failures") > 0
-                ? ", " + r.get("fault_failures") + " FAILED"
-                : ""));
-    row(
-        out,
-        "writer retries",
-        r.get("writer_retries")
-            + " ("
-            + r.get("ambiguous_commits")
-            + " ambiguous commits resolved)");
-    if (!exited.isEmpty()) {
-      row(out, "relays exited", String.join(", ", exited));
-    }
-    row(
-        out,
-        "verdict",
-        (boolean) r.get("ok")
-            ? "PASSED: nothing lost, order per aggregate kept"
-            : "FAILED: see the lines above");
-  }
-
-  private static void row(PrintWriter out, String label, @Nullable Object value) {
-    out.printf(Locale.ROOT, "  %-15s %s%n", label, value);
   }
 
   private static void closeAll(Deque<AutoCloseable> resources, PrintWriter log) {

@@ -40,7 +40,8 @@ final class MessageMapper {
   }
 
   private static Map<String, String> parseHeaders(String headers) {
-    if (headers == null) {
+    // Most events carry no headers: PostgreSQL renders the empty jsonb object as "{}".
+    if (headers == null || headers.equals("{}")) {
       return Map.of();
     }
     JsonNode node;

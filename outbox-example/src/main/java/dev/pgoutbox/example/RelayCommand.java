@@ -49,6 +49,7 @@ final class RelayCommand implements Callable<Integer> {
 
   @Option(
       names = "--topic",
+      paramLabel = "NAME",
       defaultValue = "outbox",
       description =
           "Kafka topic, RabbitMQ exchange (routing key = event type) or NATS subject prefix"
@@ -57,21 +58,27 @@ final class RelayCommand implements Callable<Integer> {
 
   @Option(
       names = "--schema",
+      paramLabel = "NAME",
       defaultValue = "public",
       description = "Schema of the outbox table (default: ${DEFAULT-VALUE})")
   String schema = "public";
 
-  @Option(names = "--name", description = "Relay name in logs and metrics (default: relay-<pid>)")
+  @Option(
+      names = "--name",
+      paramLabel = "NAME",
+      description = "Relay name in logs and metrics (default: relay-<pid>)")
   @Nullable String name;
 
   @Option(
       names = "--batch-size",
+      paramLabel = "N",
       defaultValue = "200",
       description = "Events claimed per batch (default: ${DEFAULT-VALUE})")
   int batchSize = RelayConfig.DEFAULT_BATCH_SIZE;
 
   @Option(
       names = "--publish-timeout",
+      paramLabel = "S",
       defaultValue = "30",
       description =
           "Seconds to wait for a batch's publish results; PostgreSQL ends a claim transaction"

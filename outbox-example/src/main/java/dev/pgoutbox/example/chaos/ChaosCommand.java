@@ -42,12 +42,13 @@ import picocli.CommandLine.Spec;
     sortOptions = false,
     description = {
       "Proves 'nothing lost, order per aggregate kept' under faults: --relays relay processes"
-          + " (separate JVMs) publish what --writers write across --aggregates for --seconds, while"
-          + " relays are killed with SIGKILL, the broker goes away, PostgreSQL is killed and the"
-          + " relays' network to it is cut, on a schedule printed first.",
+          + " (separate JVMs) publish what --writers write across --aggregates for --seconds,"
+          + " while relays are killed with SIGKILL and one is frozen with SIGSTOP past its lease,"
+          + " the broker goes away, PostgreSQL is killed, and the relays' network to it is cut and"
+          + " partitioned, on a schedule printed first.",
       "An independent checker consumes the broker and reports written, published, lost,"
-          + " reordered, duplicates, dead letters and the longest wait. Exit code 1 on any loss or"
-          + " reordering.",
+          + " reordered, duplicates, dead letters and the waits. Exit code 1 on any loss,"
+          + " reordering, dead letter or count mismatch.",
       "Runs on its own embedded PostgreSQL (it kills it) and, by default, an embedded Kafka."
     })
 public final class ChaosCommand implements Callable<Integer> {
@@ -58,54 +59,63 @@ public final class ChaosCommand implements Callable<Integer> {
 
   @Option(
       names = "--relays",
+      paramLabel = "N",
       defaultValue = "3",
       description = "Relay processes (default: ${DEFAULT-VALUE})")
   int relays = 3;
 
   @Option(
       names = "--writers",
+      paramLabel = "N",
       defaultValue = "4",
       description = "Writer threads (default: ${DEFAULT-VALUE})")
   int writers = 4;
 
   @Option(
       names = "--aggregates",
+      paramLabel = "N",
       defaultValue = "1000",
       description = "Aggregates written to (default: ${DEFAULT-VALUE})")
   int aggregates = 1000;
 
   @Option(
       names = "--seconds",
+      paramLabel = "S",
       defaultValue = "120",
       description = "How long the writers write, faults included (default: ${DEFAULT-VALUE})")
   int seconds = 120;
 
   @Option(
       names = "--rate",
+      paramLabel = "N",
       defaultValue = "400",
       description = "Events per second, all writers together (default: ${DEFAULT-VALUE})")
   int rate = 400;
 
   @Option(
       names = "--broker",
+      paramLabel = "BROKER",
       defaultValue = "kafka",
       description = "kafka (embedded), rabbitmq or nats (default: ${DEFAULT-VALUE})")
   String broker = "kafka";
 
   @Option(
       names = "--rabbitmq",
+      paramLabel = "URI",
       defaultValue = "amqp://guest:guest@127.0.0.1:5672",
       description = "RabbitMQ URI for --broker rabbitmq (default: ${DEFAULT-VALUE})")
   String rabbitmq = "amqp://guest:guest@127.0.0.1:5672";
 
   @Option(
       names = "--kill-every",
+      paramLabel = "S",
       defaultValue = "5",
       description = "Seconds between relay kills (default: ${DEFAULT-VALUE})")
   int killEvery = 5;
 
   @Option(
       names = "--relay-publish-timeout",
+      paramLabel = "S",
       defaultValue = "30",
       description =
           "The relays' publishTimeout in seconds; a relay is frozen for this + 12 s, longer than"
@@ -114,13 +124,17 @@ public final class ChaosCommand implements Callable<Integer> {
 
   @Option(
       names = "--drain-timeout",
+      paramLabel = "S",
       defaultValue = "180",
       description =
           "Seconds to wait, after the writers stop, for every event to arrive (default:"
               + " ${DEFAULT-VALUE})")
   int drainTimeout = 180;
 
-  @Option(names = "--seed", description = "Seed of the fault schedule (default: random)")
+  @Option(
+      names = "--seed",
+      paramLabel = "N",
+      description = "Seed of the fault schedule (default: random)")
   @Nullable Long seed;
 
   @Option(names = "--json", description = "Print the result as one JSON line")

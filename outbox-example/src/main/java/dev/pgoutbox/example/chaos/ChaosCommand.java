@@ -220,13 +220,14 @@ public final class ChaosCommand implements Callable<Integer> {
       long drainStarted = System.nanoTime();
       long drainDeadline = drainStarted + TimeUnit.SECONDS.toNanos(drainTimeout);
       while (System.nanoTime() < drainDeadline
-          && !(checker.hasAll(committed) && pending(dataSource) == 0)) {
+          && !(checker.hasAll(committed) && TableCounts.of(dataSource).pending() == 0)) {
         LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(100));
       }
       double drainSeconds = (System.nanoTime() - drainStarted) / 1e9;
       // Late duplicates still in flight have a moment to show up.
       LockSupport.parkNanos(TimeUnit.SECONDS.toNanos(1));
       List<String> exited = fleet.exitedOnTheirOwn();
+      TableCounts table = TableCounts.of(dataSource);
 
       ChaosReport report = new ChaosReport();
       report
@@ -238,15 +239,15 @@ public final class ChaosCommand implements Callable<Integer> {
           .put("seconds", seconds)
           .put("seed", runSeed)
           .put("written", writing.written())
-          .put("written_in_db", count(dataSource, "true"))
-          .put("published", count(dataSource, "processed_at is not null"))
+          .put("written_in_db", table.rows())
+          .put("published", table.published())
           .put("delivered", checker.delivered())
           .put("lost", checker.missing(committed))
           .put("reordered", checker.reordered())
           .put("duplicates", checker.duplicates())
           .put("unexpected", checker.unexpected(committed))
           .put("unreadable", checker.unreadable())
-          .put("dead_letters", count(dataSource, "dead_at is not null"))
+          .put("dead_letters", table.deadLetters())
           .put("wait_p50_ms", checker.waitPercentileMillis(50))
           .put("wait_p99_ms", checker.waitPercentileMillis(99))
           .put("longest_wait_ms", checker.longestWaitMillis())
@@ -319,21 +320,27 @@ public final class ChaosCommand implements Callable<Integer> {
     return new HikariDataSource(config);
   }
 
-  /** Events neither published nor dead-lettered; -1 while the database does not answer. */
-  private static long pending(HikariDataSource dataSource) {
-    return count(dataSource, "processed_at is null and dead_at is null");
-  }
+  /** The outbox table's rows by state, in one query. */
+  private record TableCounts(long rows, long published, long deadLetters, long pending) {
 
-  private static long count(HikariDataSource dataSource, String condition) {
-    try (Connection connection = dataSource.getConnection();
-        Statement statement = connection.createStatement();
-        ResultSet rs =
-            statement.executeQuery(
-                "select count(*) from " + SCHEMA + ".outbox_events where " + condition)) {
-      rs.next();
-      return rs.getLong(1);
-    } catch (Exception e) {
-      return -1;
+    /** All -1 while the database does not answer. */
+    static TableCounts of(HikariDataSource dataSource) {
+      try (Connection connection = dataSource.getConnection();
+          Statement statement = connection.createStatement();
+          ResultSet rs =
+              statement.executeQuery(
+                  "select count(*),"
+                      + " count(*) filter (where processed_at is not null),"
+                      + " count(*) filter (where dead_at is not null),"
+                      + " count(*) filter (where processed_at is null and dead_at is null)"
+                      + " from "
+                      + SCHEMA
+                      + ".outbox_events")) {
+        rs.next();
+        return new TableCounts(rs.getLong(1), rs.getLong(2), rs.getLong(3), rs.getLong(4));
+      } catch (Exception e) {
+        return new TableCounts(-1, -1, -1, -1);
+      }
     }
   }
 

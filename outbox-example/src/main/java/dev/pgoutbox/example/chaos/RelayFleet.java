@@ -1,6 +1,7 @@
 package dev.pgoutbox.example.chaos;
 
 import dev.pgoutbox.example.Main;
+import dev.pgoutbox.example.infra.Signals;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -81,24 +82,21 @@ final class RelayFleet implements AutoCloseable {
   }
 
   /** Freezes relay {@code index} with SIGSTOP: it holds its connections and does nothing. */
-  synchronized void freeze(int index) throws IOException, InterruptedException {
+  synchronized void freeze(int index) {
     signal(index, "STOP");
   }
 
   /** Wakes a frozen relay with SIGCONT. */
-  synchronized void thaw(int index) throws IOException, InterruptedException {
+  synchronized void thaw(int index) {
     signal(index, "CONT");
   }
 
-  private void signal(int index, String signal) throws IOException, InterruptedException {
+  private void signal(int index, String signal) {
     Process process = processes[index];
     if (process == null || !process.isAlive()) {
       throw new IllegalStateException(name(index) + " is not running");
     }
-    Process kill = new ProcessBuilder("kill", "-" + signal, Long.toString(process.pid())).start();
-    if (kill.waitFor() != 0) {
-      throw new IOException("kill -" + signal + " " + process.pid() + " failed");
-    }
+    Signals.send(signal, List.of(process.pid()));
   }
 
   /** Relays killed with SIGKILL so far. */

@@ -5,7 +5,6 @@ import static java.util.Objects.requireNonNull;
 import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -138,8 +137,13 @@ public final class EmbeddedPostgresServer implements AutoCloseable {
             .orElseThrow(() -> new IllegalStateException("No PostgreSQL process " + pid));
     List<ProcessHandle> all = new ArrayList<>(postmaster.descendants().toList());
     all.add(0, postmaster);
-    signal("STOP", all);
-    signal("KILL", all);
+    List<Long> pids = all.stream().map(ProcessHandle::pid).toList();
+    try {
+      Signals.send("STOP", pids);
+    } catch (IllegalStateException e) {
+      // A backend that exited meanwhile: the SIGKILL below reaches the others all the same.
+    }
+    Signals.send("KILL", pids);
     long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
     while (all.stream().anyMatch(ProcessHandle::isAlive)) {
       if (System.nanoTime() > deadline) {
@@ -148,23 +152,6 @@ public final class EmbeddedPostgresServer implements AutoCloseable {
       LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(10));
     }
     LOG.info("Embedded PostgreSQL killed (SIGSTOP, then SIGKILL to {} processes)", all.size());
-  }
-
-  private static void signal(String signal, List<ProcessHandle> processes) {
-    List<String> command = new ArrayList<>(List.of("kill", "-" + signal));
-    processes.forEach(p -> command.add(Long.toString(p.pid())));
-    try {
-      Process kill = new ProcessBuilder(command).redirectErrorStream(true).start();
-      String output = new String(kill.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-      if (kill.waitFor() != 0 && signal.equals("KILL")) {
-        throw new IllegalStateException("kill -KILL failed: " + output.trim());
-      }
-    } catch (IOException e) {
-      throw new UncheckedIOException("Could not run kill -" + signal, e);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      throw new IllegalStateException("Interrupted while killing PostgreSQL", e);
-    }
   }
 
   /**

@@ -9,6 +9,7 @@ import dev.pgoutbox.relay.internal.ListenConnections;
 import dev.pgoutbox.relay.internal.NotificationWaiter;
 import dev.pgoutbox.relay.internal.RelayLog;
 import dev.pgoutbox.relay.internal.RelayLoop;
+import dev.pgoutbox.relay.internal.Sql;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.sql.Statement;
@@ -98,9 +99,7 @@ public final class OutboxRelay implements AutoCloseable {
     this.hostExecutor = b.executor;
     this.log = new RelayLog(name);
     this.listenConnections =
-        b.listenConnections != null
-            ? b.listenConnections
-            : ListenConnections.derive(b.dataSource, "pgoutbox-relay-" + name + "-listen");
+        b.listenConnections != null ? b.listenConnections : ListenConnections.derive(b.dataSource);
     this.runner =
         new BatchRunner(
             dataSource, OutboxSchema.jooqSettings(schema), publisher, config, listener, log);
@@ -125,12 +124,20 @@ public final class OutboxRelay implements AutoCloseable {
   /**
    * Starts relaying on the executor and logs the effective configuration once.
    *
-   * @throws IllegalStateException if already started or stopped
+   * @throws IllegalStateException if already started or stopped (a stopped relay does not start
+   *     again: build a new one), or if notifications are on and no {@code LISTEN} connection can be
+   *     derived from the data source (the message says what to pass)
    * @throws OutboxException if the outbox table does not exist in the schema
    */
   public synchronized void start() {
     if (state != State.NEW) {
-      throw new IllegalStateException("relay " + name + " was already started");
+      throw new IllegalStateException(
+          "relay "
+              + name
+              + (state == State.RUNNING
+                  ? " was already started"
+                  : " was stopped and cannot start again: build a new relay (it may share the"
+                      + " publisher and data source)"));
     }
     checkSchema();
     boolean ownExecutor = hostExecutor == null;
@@ -144,15 +151,24 @@ public final class OutboxRelay implements AutoCloseable {
     if (!config.listenForNotifications()) {
       wakeUp = "poll-only every " + config.pollInterval();
     } else if (listenConnections == null) {
-      wakeUp = "poll-only every " + config.pollInterval();
-      log.warn(
-          "Cannot derive an unpooled LISTEN connection from {}; polling every {}. Pass"
-              + " listenConnections(ConnectionFactory.of(url, user, password)) to be woken up.",
-          dataSource.getClass().getName(),
-          config.pollInterval());
+      throw new IllegalStateException(
+          "pgoutbox-relay["
+              + name
+              + "] cannot derive an unpooled LISTEN connection from "
+              + dataSource.getClass().getName()
+              + " (known: HikariCP configured with setJdbcUrl, setDataSourceClassName or"
+              + " setDataSource of a pgjdbc data source; pgjdbc's PGSimpleDataSource). Pass"
+              + " listenConnections(ConnectionFactory.of(url, user, password)) to be woken by"
+              + " notifications, or set RelayConfig listenForNotifications(false) to poll only");
     } else {
       String channel = OutboxSchema.notifyChannel(schema);
-      waiter = new NotificationWaiter(listenConnections, channel, log, config.errorBackoffMax());
+      waiter =
+          new NotificationWaiter(
+              listenConnections,
+              channel,
+              Sql.applicationName(name) + "-listen",
+              log,
+              config.errorBackoffMax());
       wakeUp = "LISTEN " + channel + ", fallback poll every " + config.pollInterval();
     }
     RelayLoop newLoop =

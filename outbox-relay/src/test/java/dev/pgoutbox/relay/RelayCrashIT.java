@@ -73,7 +73,7 @@ class RelayCrashIT {
       long terminated =
           db.queryLong(
               "select count(pg_terminate_backend(pid)) from pg_stat_activity"
-                  + " where application_name = 'relay-victim' and state like 'idle in transaction%'");
+                  + " where application_name = 'pgoutbox-relay-crash' and state like 'idle in transaction%'");
       assertThat(terminated)
           .as("the victim's claim transaction was found and killed")
           .isEqualTo(1L);

@@ -141,7 +141,7 @@ class RelayLifecycleIT {
         }
         db.queryLong(
             "select count(pg_terminate_backend(pid)) from pg_stat_activity"
-                + " where application_name = 'lifecycle-victim'");
+                + " where application_name in ('lifecycle-victim', 'pgoutbox-relay-victim')");
       }
       assertThat(
               Eventually.holdsWithin(

@@ -56,7 +56,7 @@ class WakeUpIT {
       long killed =
           db.queryLong(
               "select count(pg_terminate_backend(pid)) from pg_stat_activity"
-                  + " where application_name = 'wake-listen'");
+                  + " where application_name = 'pgoutbox-relay-wake-listen'");
       assertThat(killed).isEqualTo(1L);
       assertThat(Eventually.holdsWithin(() -> listeners() == 1L, 20))
           .as("the listener reconnected")
@@ -97,7 +97,7 @@ class WakeUpIT {
 
   private static long listeners() {
     return db.queryLong(
-        "select count(*) from pg_stat_activity where application_name = 'wake-listen'"
+        "select count(*) from pg_stat_activity where application_name = 'pgoutbox-relay-wake-listen'"
             + " and query like 'LISTEN%'");
   }
 }

@@ -88,14 +88,14 @@ final class FaultInjector {
     return frozenInTransaction.get();
   }
 
-  /** The relay's sessions that sit idle inside a transaction (named by the relay command). */
+  /** The relay's sessions that sit idle inside a claim transaction (named by the relay). */
   private long openTransactions(int relay) throws SQLException {
     try (Connection connection = database.getConnection();
         PreparedStatement query =
             connection.prepareStatement(
                 "select count(*) from pg_stat_activity"
                     + " where application_name = ? and state like 'idle in transaction%'")) {
-      query.setString(1, RelayFleet.name(relay));
+      query.setString(1, "pgoutbox-relay-" + RelayFleet.name(relay));
       try (ResultSet rs = query.executeQuery()) {
         rs.next();
         return rs.getLong(1);

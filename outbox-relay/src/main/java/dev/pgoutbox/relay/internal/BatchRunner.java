@@ -85,7 +85,10 @@ public final class BatchRunner {
       try {
         DSLContext tx = DSL.using(connection, SQLDialect.POSTGRES, settings);
         Sql.configureClaimTransaction(
-            tx, config.publishTimeout().plus(IDLE_TRANSACTION_SLACK), config.synchronousCommit());
+            tx,
+            Sql.applicationName(log.relayName()),
+            config.publishTimeout().plus(IDLE_TRANSACTION_SLACK),
+            config.synchronousCommit());
         List<ClaimedRow> rows = claimer.claim(tx);
         if (rows.isEmpty()) {
           connection.commit();

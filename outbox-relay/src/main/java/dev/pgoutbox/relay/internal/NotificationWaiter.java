@@ -2,6 +2,7 @@ package dev.pgoutbox.relay.internal;
 
 import dev.pgoutbox.relay.ConnectionFactory;
 import java.sql.Connection;
+import java.sql.PreparedStatement;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
@@ -20,6 +21,7 @@ public final class NotificationWaiter implements AutoCloseable {
 
   private final ConnectionFactory factory;
   private final String channel;
+  private final String applicationName;
   private final RelayLog log;
   private final Duration maxBackoff;
   private Connection connection;
@@ -29,11 +31,19 @@ public final class NotificationWaiter implements AutoCloseable {
   private long lastVerifiedNanos = System.nanoTime();
   private boolean everConnected;
 
-  /** A waiter on {@code channel}; connects lazily. */
+  /**
+   * A waiter on {@code channel}; connects lazily and names its session {@code applicationName} in
+   * {@code pg_stat_activity}, whatever connection factory it was given.
+   */
   public NotificationWaiter(
-      ConnectionFactory factory, String channel, RelayLog log, Duration maxBackoff) {
+      ConnectionFactory factory,
+      String channel,
+      String applicationName,
+      RelayLog log,
+      Duration maxBackoff) {
     this.factory = factory;
     this.channel = channel;
+    this.applicationName = applicationName;
     this.log = log;
     this.maxBackoff = maxBackoff;
   }
@@ -84,6 +94,10 @@ public final class NotificationWaiter implements AutoCloseable {
       Connection opened = factory.open();
       try {
         opened.setAutoCommit(true);
+        try (PreparedStatement name = opened.prepareStatement(Sql.SET_APPLICATION_NAME)) {
+          name.setString(1, applicationName);
+          name.execute();
+        }
         try (Statement statement = opened.createStatement()) {
           statement.execute(Sql.listen(channel));
         }

@@ -14,11 +14,18 @@ public final class RelayLog {
 
   private static final Logger LOG = LoggerFactory.getLogger("dev.pgoutbox.relay.OutboxRelay");
 
+  private final String name;
   private final String prefix;
 
   /** The log of the relay named {@code name}. */
   public RelayLog(String name) {
+    this.name = name;
     this.prefix = "pgoutbox-relay[" + name + "] - ";
+  }
+
+  /** The relay's name. */
+  public String relayName() {
+    return name;
   }
 
   /** An INFO line. */

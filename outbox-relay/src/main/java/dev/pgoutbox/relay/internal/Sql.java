@@ -13,7 +13,18 @@ import org.jooq.impl.SQLDataType;
  */
 public final class Sql {
 
+  /** Names the session in {@code pg_stat_activity} for as long as it lasts. */
+  static final String SET_APPLICATION_NAME = "SELECT set_config('application_name', ?, false)";
+
   private Sql() {}
+
+  /**
+   * The {@code application_name} of every session a relay uses (batches, LISTEN), so that {@code
+   * pg_stat_activity} shows which relay holds what.
+   */
+  public static String applicationName(String relayName) {
+    return "pgoutbox-relay-" + relayName;
+  }
 
   /** The wall-clock time of the database, which moves within a transaction (unlike now()). */
   public static Field<OffsetDateTime> clockTimestamp() {
@@ -31,6 +42,9 @@ public final class Sql {
    * Settings local to the relay's claim transaction, in one round trip:
    *
    * <ul>
+   *   <li>{@code application_name}: the relay's name, so an operator finds the relay's batch
+   *       sessions in {@code pg_stat_activity} although they come from the host's pool (restored to
+   *       the pool's own name at commit);
    *   <li>{@code idle_in_transaction_session_timeout}: PostgreSQL ends the session when the
    *       transaction sits idle this long (e.g. a hung publish), releasing its row locks, so a
    *       stuck relay cannot hold events or vacuum back for long;
@@ -41,8 +55,14 @@ public final class Sql {
    * </ul>
    */
   public static void configureClaimTransaction(
-      DSLContext tx, Duration idleTimeout, boolean synchronousCommit) {
+      DSLContext tx, String applicationName, Duration idleTimeout, boolean synchronousCommit) {
     tx.select(
+            DSL.function(
+                "set_config",
+                SQLDataType.VARCHAR,
+                DSL.val("application_name"),
+                DSL.val(applicationName),
+                DSL.val(true)),
             DSL.function(
                 "set_config",
                 SQLDataType.VARCHAR,

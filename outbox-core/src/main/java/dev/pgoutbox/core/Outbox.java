@@ -42,10 +42,10 @@ import org.slf4j.LoggerFactory;
  * });
  * }</pre>
  *
- * <p>The outbox never begins, commits or rolls back: it sends its {@code INSERT} (and, with {@link
- * Builder#serializeWritersPerAggregate(boolean)}, one advisory-lock query) on the host's connection
- * and returns. A connection in auto-commit mode is refused, since the event would commit on its
- * own. Every event is checked before any statement is sent; a refused event ({@link
+ * <p>The outbox never begins, commits or rolls back: it sends one {@code INSERT} (which also takes
+ * the aggregates' advisory locks, see {@link Builder#serializeWritersPerAggregate(boolean)}) on the
+ * host's connection and returns. A connection in auto-commit mode is refused, since the event would
+ * commit on its own. Every event is checked before any statement is sent; a refused event ({@link
  * InvalidEventException}) leaves the host's transaction as it was, to continue or roll back.
  *
  * <p>Statements go through jOOQ's generated {@code OUTBOX_EVENTS} table, rendered into the
@@ -210,15 +210,20 @@ public final class Outbox {
               + " Connection.setAutoCommit(false)); nothing was written");
     }
     try {
+      List<String> lockKeys = List.of();
       if (serializeWritersPerAggregate) {
         Set<String> keys = new TreeSet<>();
         for (OutboxEventsRecord row : rows) {
           keys.add(AdvisoryLocks.key(row.getAggregateType(), row.getAggregateId()));
         }
-        AdvisoryLocks.lock(tx, new ArrayList<>(keys));
+        lockKeys = new ArrayList<>(keys);
       }
       for (int from = 0; from < rows.size(); from += MAX_ROWS_PER_STATEMENT) {
-        insert(tx, rows.subList(from, Math.min(rows.size(), from + MAX_ROWS_PER_STATEMENT)));
+        // The first statement takes every lock before any row gets its position.
+        insert(
+            tx,
+            rows.subList(from, Math.min(rows.size(), from + MAX_ROWS_PER_STATEMENT)),
+            from == 0 ? lockKeys : List.of());
       }
     } catch (DataAccessException e) {
       throw new OutboxException(
@@ -271,7 +276,20 @@ public final class Outbox {
         .setHeaders(JSONB.valueOf(Json.headers(merged)));
   }
 
-  private static void insert(DSLContext tx, List<OutboxEventsRecord> rows) {
+  private static void insert(
+      DSLContext tx, List<OutboxEventsRecord> rows, List<String> sortedLockKeys) {
+    int inserted =
+        sortedLockKeys.isEmpty()
+            ? plainInsert(tx, rows).execute()
+            : AdvisoryLocks.insertHoldingLocks(tx, rows, sortedLockKeys).execute();
+    if (inserted != rows.size()) {
+      throw new IllegalStateException(
+          "Inserted " + inserted + " rows into outbox_events instead of " + rows.size());
+    }
+  }
+
+  private static InsertValuesStep6<OutboxEventsRecord, UUID, String, String, String, JSONB, JSONB>
+      plainInsert(DSLContext tx, List<OutboxEventsRecord> rows) {
     InsertValuesStep6<OutboxEventsRecord, UUID, String, String, String, JSONB, JSONB> insert =
         tx.insertInto(
             OUTBOX_EVENTS,
@@ -291,11 +309,7 @@ public final class Outbox {
               row.getPayload(),
               row.getHeaders());
     }
-    int inserted = insert.execute();
-    if (inserted != rows.size()) {
-      throw new IllegalStateException(
-          "Inserted " + inserted + " rows into outbox_events instead of " + rows.size());
-    }
+    return insert;
   }
 
   private Map<String, String> contextHeaders() {
@@ -350,7 +364,7 @@ public final class Outbox {
     private String schema = DEFAULT_SCHEMA;
     private @Nullable ObjectMapper objectMapper;
     private @Nullable Supplier<? extends @Nullable Map<String, String>> headers;
-    private boolean serializeWritersPerAggregate;
+    private boolean serializeWritersPerAggregate = true;
 
     private Builder() {}
 
@@ -393,22 +407,24 @@ public final class Outbox {
     }
 
     /**
-     * Whether {@code append} first takes a transaction-level advisory lock on each aggregate it
-     * writes ({@code pg_advisory_xact_lock(hashtextextended(aggregate_type || ':' || aggregate_id,
-     * 0))}), held until the host commits or rolls back. Default {@code false}.
+     * Whether {@code append} takes a transaction-level advisory lock on each aggregate it writes
+     * ({@code pg_advisory_xact_lock(hashtextextended(aggregate_type || ':' || aggregate_id, 0))})
+     * before its rows get their positions, held until the host commits or rolls back. Default
+     * {@code true}: the relay's per-aggregate order holds whoever writes.
      *
      * <p>The relay publishes an aggregate's events in {@code position} order. Positions are taken
-     * at insert, commits happen later: two transactions writing one aggregate may commit in the
-     * other order than their positions, and the relay may then publish the later-positioned event
-     * first. Hosts that already serialize an aggregate's writers (e.g. every transaction updates
-     * the aggregate's row) need nothing more. Others turn this on: then a writer waits for the
-     * aggregate's previous writer to finish, and position order is commit order.
+     * at insert, commits happen later: without the lock, two transactions writing one aggregate may
+     * commit in the other order than their positions, and the relay may then publish the
+     * later-positioned event first. With it, a writer waits for the aggregate's previous writer to
+     * finish, and position order is commit order.
      *
-     * <p>Costs: one more round trip per {@code append}; concurrent writers of one aggregate wait
-     * for each other until commit; a transaction that appends to several aggregates in separate
-     * calls, in varying orders, can deadlock with another (PostgreSQL aborts one of them): append
-     * to aggregates in a consistent order, or pass them to one {@code appendAll}, which locks them
-     * in a fixed (sorted) order.
+     * <p>Costs: no extra round trip (the locks are taken inside the {@code INSERT} statement);
+     * concurrent writers of one aggregate wait for each other until commit; a transaction that
+     * appends to several aggregates in separate calls, in varying orders, can deadlock with another
+     * (PostgreSQL aborts one of them): append to aggregates in a consistent order, or pass them to
+     * one {@code appendAll}, which locks them in a fixed (sorted) order. Turn it off only when
+     * every transaction that writes an aggregate's events already serializes on the aggregate (e.g.
+     * updates its row first).
      */
     public Builder serializeWritersPerAggregate(boolean serialize) {
       this.serializeWritersPerAggregate = serialize;

@@ -21,10 +21,9 @@ class BuildersTest {
   void outboxDefaults() {
     Outbox outbox = Outbox.builder().build();
     assertThat(outbox.schema()).isEqualTo("public");
-    assertThat(outbox.serializesWritersPerAggregate()).isFalse();
+    assertThat(outbox.serializesWritersPerAggregate()).isTrue();
     assertThat(outbox)
-        .hasToString(
-            "Outbox[schema=public, serializeWritersPerAggregate=false, headersHook=false]");
+        .hasToString("Outbox[schema=public, serializeWritersPerAggregate=true, headersHook=false]");
   }
 
   @Test

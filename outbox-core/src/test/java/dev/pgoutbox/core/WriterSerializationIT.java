@@ -15,6 +15,12 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
+import org.jooq.DSLContext;
+import org.jooq.ExecuteContext;
+import org.jooq.ExecuteListener;
+import org.jooq.SQLDialect;
+import org.jooq.impl.DSL;
+import org.jooq.impl.DefaultExecuteListenerProvider;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -99,6 +105,57 @@ class WriterSerializationIT {
       second.commit();
 
       assertThat(position(firstId)).isLessThan(position(shipped));
+    }
+  }
+
+  @Test
+  void theDefaultOutboxSerializesTheWritersOfOneAggregate() throws Exception {
+    Outbox outbox = Outbox.builder().schema(db.schema()).build();
+    assertThat(outbox.serializesWritersPerAggregate()).isTrue();
+    try (Connection first = begin();
+        Connection second = begin()) {
+      int secondPid = Waits.backendPid(second);
+      UUID firstId = outbox.append(first, event("7", "paid"));
+
+      Future<UUID> secondId = executor.submit(() -> outbox.append(second, event("7", "shipped")));
+      Waits.untilWaitingForLock(db, secondPid, "advisory");
+      assertThat(secondId).isNotDone();
+
+      first.commit();
+      UUID shipped = secondId.get(Waits.DEADLINE.toSeconds(), TimeUnit.SECONDS);
+      second.commit();
+      assertThat(position(firstId)).isLessThan(position(shipped));
+    }
+  }
+
+  @Test
+  void theLocksAreTakenInsideTheInsertWithoutAnExtraRoundTrip() throws Exception {
+    Outbox outbox = outbox(true);
+    List<String> statements = new ArrayList<>();
+    try (Connection writer = begin()) {
+      int pid = Waits.backendPid(writer);
+      DSLContext tx =
+          DSL.using(writer, SQLDialect.POSTGRES)
+              .configuration()
+              .derive(
+                  new DefaultExecuteListenerProvider(
+                      new ExecuteListener() {
+                        @Override
+                        public void executeStart(ExecuteContext ctx) {
+                          statements.add(ctx.sql());
+                        }
+                      }))
+              .dsl();
+      outbox.appendAll(tx, List.of(event("b", "paid"), event("a", "paid"), event("b", "shipped")));
+
+      assertThat(statements).hasSize(1);
+      assertThat(statements.get(0)).contains("pg_advisory_xact_lock").startsWith("insert");
+      assertThat(
+              Waits.queryLong(
+                  db, "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND pid = " + pid))
+          .as("one lock per aggregate, held until the end of the transaction")
+          .isEqualTo(2);
+      writer.rollback();
     }
   }
 

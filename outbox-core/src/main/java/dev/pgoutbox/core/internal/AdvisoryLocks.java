@@ -1,7 +1,20 @@
 package dev.pgoutbox.core.internal;
 
+import static dev.pgoutbox.db.jooq.Tables.OUTBOX_EVENTS;
+
+import dev.pgoutbox.db.jooq.tables.records.OutboxEventsRecord;
+import java.util.ArrayList;
 import java.util.List;
+import java.util.UUID;
 import org.jooq.DSLContext;
+import org.jooq.Field;
+import org.jooq.Insert;
+import org.jooq.JSONB;
+import org.jooq.Record6;
+import org.jooq.Row6;
+import org.jooq.Table;
+import org.jooq.impl.DSL;
+import org.jooq.impl.SQLDataType;
 
 /**
  * The one place where pgoutbox's writer sends SQL that jOOQ's generated tables cannot express:
@@ -12,13 +25,6 @@ import org.jooq.DSLContext;
  */
 public final class AdvisoryLocks {
 
-  private static final String LOCK_ONE = "select pg_advisory_xact_lock(hashtextextended(?, 0))";
-
-  /** Takes the keys' locks one after the other, in the order given, in one statement. */
-  private static final String LOCK_MANY =
-      "select count(pg_advisory_xact_lock(hashtextextended(k, 0)))"
-          + " from unnest(cast(? as text[])) as t(k)";
-
   private AdvisoryLocks() {}
 
   /** The lock key text of an aggregate (hashed by PostgreSQL). */
@@ -27,15 +33,64 @@ public final class AdvisoryLocks {
   }
 
   /**
-   * Takes the transaction-level advisory locks of {@code sortedKeys}, waiting for each, in the
-   * order given; the caller sorts them so that two batches never lock the same keys in opposite
-   * orders. Released by PostgreSQL at commit or rollback.
+   * One {@code INSERT} that first takes the transaction-level advisory locks of {@code sortedKeys},
+   * waiting for each in the order given, and only then inserts the rows (and so draws their
+   * positions):
+   *
+   * <pre>{@code
+   * insert into outbox_events (id, aggregate_type, aggregate_id, event_type, payload, headers)
+   * select v.* from (values (...), ...) as v(...)
+   *   cross join (select count(pg_advisory_xact_lock(hashtextextended(k, 0))) from unnest(?) k) l
+   * }</pre>
+   *
+   * The lock subquery is an aggregate, so it runs to the end before the join yields its first row:
+   * no row is inserted before every lock is held. The caller sorts the keys so that two writers
+   * never lock the same keys in opposite orders. PostgreSQL releases them at commit or rollback.
    */
-  public static void lock(DSLContext tx, List<String> sortedKeys) {
-    if (sortedKeys.size() == 1) {
-      tx.fetch(LOCK_ONE, sortedKeys.get(0));
-    } else if (!sortedKeys.isEmpty()) {
-      tx.fetch(LOCK_MANY, (Object) sortedKeys.toArray(new String[0]));
+  public static Insert<OutboxEventsRecord> insertHoldingLocks(
+      DSLContext tx, List<OutboxEventsRecord> rows, List<String> sortedKeys) {
+    Field<String> key = DSL.field(DSL.name("k", "key"), SQLDataType.VARCHAR);
+    Table<?> locks =
+        DSL.select(
+                DSL.count(
+                    DSL.function(
+                        "pg_advisory_xact_lock",
+                        SQLDataType.OTHER,
+                        DSL.function("hashtextextended", SQLDataType.BIGINT, key, DSL.inline(0)))))
+            .from(DSL.unnest(sortedKeys.toArray(String[]::new)).as("k", "key"))
+            .asTable("pgoutbox_locks");
+    List<Row6<UUID, String, String, String, JSONB, JSONB>> values = new ArrayList<>(rows.size());
+    for (OutboxEventsRecord row : rows) {
+      values.add(
+          DSL.row(
+              DSL.val(row.getId(), OUTBOX_EVENTS.ID),
+              DSL.val(row.getAggregateType(), OUTBOX_EVENTS.AGGREGATE_TYPE),
+              DSL.val(row.getAggregateId(), OUTBOX_EVENTS.AGGREGATE_ID),
+              DSL.val(row.getEventType(), OUTBOX_EVENTS.EVENT_TYPE),
+              DSL.val(row.getPayload(), OUTBOX_EVENTS.PAYLOAD),
+              DSL.val(row.getHeaders(), OUTBOX_EVENTS.HEADERS)));
     }
+    @SuppressWarnings({"unchecked", "rawtypes"})
+    Table<Record6<UUID, String, String, String, JSONB, JSONB>> v =
+        DSL.values(values.toArray(Row6[]::new))
+            .as("v", "id", "aggregate_type", "aggregate_id", "event_type", "payload", "headers");
+    return tx.insertInto(
+            OUTBOX_EVENTS,
+            OUTBOX_EVENTS.ID,
+            OUTBOX_EVENTS.AGGREGATE_TYPE,
+            OUTBOX_EVENTS.AGGREGATE_ID,
+            OUTBOX_EVENTS.EVENT_TYPE,
+            OUTBOX_EVENTS.PAYLOAD,
+            OUTBOX_EVENTS.HEADERS)
+        .select(
+            DSL.select(
+                    v.field(0, UUID.class),
+                    v.field(1, String.class),
+                    v.field(2, String.class),
+                    v.field(3, String.class),
+                    v.field(4, JSONB.class),
+                    v.field(5, JSONB.class))
+                .from(v)
+                .crossJoin(locks));
   }
 }

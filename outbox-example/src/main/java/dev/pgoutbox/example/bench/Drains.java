@@ -145,7 +145,10 @@ final class Drains {
                   while (marked.get() < setup.events()) {
                     // The same transaction settings as the relay's (asynchronous commit).
                     Sql.configureClaimTransaction(
-                        tx, defaults.publishTimeout(), defaults.synchronousCommit());
+                        tx,
+                        Sql.applicationName("ceiling"),
+                        defaults.publishTimeout(),
+                        defaults.synchronousCommit());
                     List<ClaimedRow> rows = claimer.claim(tx);
                     List<Long> positions = new ArrayList<>(rows.size());
                     for (ClaimedRow row : rows) {

@@ -10,11 +10,14 @@ import picocli.CommandLine.Command;
 @Command(
     name = "bench",
     mixinStandardHelpOptions = true,
-    description = "Measure pgoutbox; every scenario also verifies nothing was lost or reordered.",
+    description =
+        "Measure pgoutbox; each scenario also verifies what it can (nothing lost, nothing"
+            + " reordered) and prints only figures it measured.",
     subcommands = {
       DrainCommand.class,
       CeilingCommand.class,
       BaselineCommand.class,
+      LimitCommand.class,
       LatencyCommand.class,
       WriterCommand.class,
       HistoryCommand.class

@@ -99,10 +99,16 @@ final class BenchDatabase implements AutoCloseable {
     }
   }
 
-  String serverVersion() throws SQLException {
+  /** Rows still pending (not processed, not deleted). */
+  long pending() throws SQLException {
+    return queryLong("SELECT count(*) FROM outbox_events WHERE processed_at IS NULL");
+  }
+
+  /** The value of a server setting ({@code SHOW name}). */
+  String show(String setting) throws SQLException {
     try (Connection connection = connect();
         Statement statement = connection.createStatement();
-        ResultSet rs = statement.executeQuery("SHOW server_version")) {
+        ResultSet rs = statement.executeQuery("SHOW " + setting)) {
       rs.next();
       return rs.getString(1);
     }
@@ -134,10 +140,15 @@ final class BenchDatabase implements AutoCloseable {
     return written;
   }
 
-  /** Standard fields of every result: where and on what it ran. */
+  /**
+   * Standard fields of every result: where and on what it ran, and whether autovacuum was on (read
+   * from the server: a queue table measured without vacuum is not a production database).
+   */
   void describe(Result result) throws SQLException {
     result
-        .put("pg_version", serverVersion())
+        .put("pg_version", show("server_version"))
+        .put("autovacuum", "on".equals(show("autovacuum")))
+        .put("embedded_pg", embedded != null)
         .put("cores", Runtime.getRuntime().availableProcessors());
   }
 

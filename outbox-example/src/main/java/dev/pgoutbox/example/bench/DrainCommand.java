@@ -13,7 +13,8 @@ import picocli.CommandLine.Option;
     mixinStandardHelpOptions = true,
     description =
         "Preload --events over --aggregates, drain them with --relays relays, then run the"
-            + " SQL-only ceiling on identical data and report ratio_to_ceiling.")
+            + " SQL-only ceiling (and, if asked, the naive relay and PostgreSQL's own loop) on"
+            + " identical data and report the ratios.")
 final class DrainCommand implements Callable<Integer> {
 
   @Mixin BenchOptions options;
@@ -26,6 +27,20 @@ final class DrainCommand implements Callable<Integer> {
 
   @Option(names = "--no-ceiling", description = "Skip the ceiling run")
   boolean noCeiling;
+
+  @Option(
+      names = "--with-baseline",
+      description =
+          "Also run the continuous naive relay (bench baseline --continuous, same --relays and"
+              + " --batch) on identical data: baseline_events_per_s, ratio_to_baseline")
+  boolean withBaseline;
+
+  @Option(
+      names = "--with-limit",
+      description =
+          "Also run PostgreSQL's own loop (bench limit, --relays sessions, same --completion) on"
+              + " identical data: limit_events_per_s, ratio_to_limit")
+  boolean withLimit;
 
   @Override
   public Integer call() throws Exception {
@@ -41,6 +56,26 @@ final class DrainCommand implements Callable<Integer> {
         result.put(
             "ratio_to_ceiling",
             Result.round(drain.eventsPerSecond() / ceiling.eventsPerSecond(), 3));
+      }
+      if (withBaseline) {
+        Drains.Outcome baseline = Drains.baseline(db, setup);
+        result.put("baseline_events_per_s", Result.round(baseline.eventsPerSecond(), 0));
+        result.put(
+            "ratio_to_baseline",
+            Result.round(drain.eventsPerSecond() / baseline.eventsPerSecond(), 3));
+        // The naive relay promises no order: its reordering is reported, not a failure.
+        Deliveries.Check check = baseline.check();
+        if (check != null) {
+          check.into(result, "baseline_");
+        }
+      }
+      if (withLimit) {
+        Drains.Outcome limit =
+            Drains.limit(db, setup, setup.relays(), Drains.LIMIT_ROWS_PER_COMMIT);
+        result.put("limit_events_per_s", Result.round(limit.eventsPerSecond(), 0));
+        result.put(
+            "ratio_to_limit", Result.round(drain.eventsPerSecond() / limit.eventsPerSecond(), 3));
+        result.put("limit_remaining", limit.remaining());
       }
       db.describe(result);
       result.print(System.out, options.json);
@@ -97,6 +132,10 @@ final class DrainCommand implements Callable<Integer> {
     result
         .put("seconds", Result.round(outcome.seconds(), 3))
         .put("events_per_s", Result.round(outcome.eventsPerSecond(), 0));
-    outcome.check().into(result);
+    Deliveries.Check check = outcome.check();
+    if (check != null) {
+      check.into(result);
+    }
+    result.put("remaining", outcome.remaining());
   }
 }

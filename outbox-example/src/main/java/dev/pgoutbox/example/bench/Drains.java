@@ -15,6 +15,9 @@ import dev.pgoutbox.relay.internal.Claimer;
 import dev.pgoutbox.relay.internal.Marker;
 import dev.pgoutbox.relay.internal.Sql;
 import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -31,8 +34,12 @@ import java.util.concurrent.atomic.AtomicLong;
 import org.jooq.DSLContext;
 import org.jooq.SQLDialect;
 import org.jooq.impl.DSL;
+import org.jspecify.annotations.Nullable;
 
-/** Drains a preloaded outbox with real relays, or with their bare SQL (the ceiling). */
+/**
+ * Drains a preloaded outbox: with real relays, with their bare SQL (the ceiling), with the naive
+ * relay (the baseline), or with PostgreSQL alone (the limit). Each preloads identical data.
+ */
 final class Drains {
 
   /** Settings of one drain. */
@@ -44,8 +51,14 @@ final class Drains {
       Ordering ordering,
       Completion completion) {}
 
-  /** How a drain went. */
-  record Outcome(long events, double seconds, Deliveries.Check check) {
+  /**
+   * How a drain went.
+   *
+   * @param events events published (or marked, for the SQL-only loops)
+   * @param check the delivery check, or null where nothing was delivered (the SQL-only loops)
+   * @param remaining rows still pending in the table once the drain was over
+   */
+  record Outcome(long events, double seconds, Deliveries.@Nullable Check check, long remaining) {
     double eventsPerSecond() {
       return events / seconds;
     }
@@ -107,7 +120,8 @@ final class Drains {
         throw new IllegalStateException("drain did not finish within 30 minutes");
       }
       double seconds = (System.nanoTime() - start) / 1e9;
-      return new Outcome(committed.get(), seconds, deliveries.check(written));
+      relays.forEach(OutboxRelay::close);
+      return new Outcome(committed.get(), seconds, deliveries.check(written), db.pending());
     } finally {
       relays.forEach(OutboxRelay::close);
       executors.forEach(ExecutorService::shutdownNow);
@@ -170,9 +184,142 @@ final class Drains {
     }
     double seconds = (System.nanoTime() - start) / 1e9;
     threads.shutdownNow();
-    long pending = db.queryLong("SELECT count(*) FROM outbox_events WHERE processed_at IS NULL");
-    return new Outcome(marked.get(), seconds, new Deliveries.Check(pending, 0, 0));
+    return new Outcome(marked.get(), seconds, null, db.pending());
   }
+
+  /**
+   * Preloads the same data, then drains it with the naive relay most write-ups show, run
+   * continuously: {@code setup.relays()} connections, each claiming {@code ... WHERE processed_at
+   * IS NULL ORDER BY created_at LIMIT batch FOR UPDATE SKIP LOCKED}, marking each row with its own
+   * {@code UPDATE ... WHERE id = ?}, committing, and claiming again at once while batches come back
+   * full (5 ms later otherwise, the drain's poll interval). Plain JDBC, default session settings.
+   * It promises no order: its {@code reordered} is measured and reported, never a failure.
+   */
+  static Outcome baseline(BenchDatabase db, Setup setup) throws Exception {
+    db.resetSchema();
+    Map<String, Integer> written = db.preload(setup.events(), setup.aggregates());
+    Deliveries deliveries = new Deliveries();
+    AtomicLong marked = new AtomicLong();
+    ExecutorService threads = Executors.newFixedThreadPool(setup.relays());
+    List<Future<?>> futures = new ArrayList<>();
+    CountDownLatch ready = new CountDownLatch(setup.relays());
+    CountDownLatch go = new CountDownLatch(1);
+    try {
+      for (int i = 0; i < setup.relays(); i++) {
+        futures.add(
+            threads.submit(
+                () -> {
+                  try (Connection connection = db.connect();
+                      PreparedStatement claim = connection.prepareStatement(NAIVE_CLAIM);
+                      PreparedStatement mark = connection.prepareStatement(NAIVE_MARK)) {
+                    connection.setAutoCommit(false);
+                    claim.setInt(1, setup.batch());
+                    ready.countDown();
+                    go.await();
+                    while (marked.get() < setup.events()) {
+                      List<String> payloads = new ArrayList<>(setup.batch());
+                      try (ResultSet rs = claim.executeQuery()) {
+                        while (rs.next()) {
+                          payloads.add(rs.getString(2));
+                          mark.setObject(1, rs.getObject(1));
+                          mark.executeUpdate();
+                        }
+                      }
+                      connection.commit();
+                      deliveries.addPayloads(payloads);
+                      marked.addAndGet(payloads.size());
+                      if (payloads.size() < setup.batch()) {
+                        Thread.sleep(5);
+                      }
+                    }
+                  }
+                  return null;
+                }));
+      }
+      ready.await();
+      long start = System.nanoTime();
+      go.countDown();
+      for (Future<?> future : futures) {
+        future.get();
+      }
+      double seconds = (System.nanoTime() - start) / 1e9;
+      return new Outcome(marked.get(), seconds, deliveries.check(written), db.pending());
+    } finally {
+      threads.shutdownNow();
+    }
+  }
+
+  static final String NAIVE_CLAIM =
+      "SELECT id, payload::text FROM outbox_events WHERE processed_at IS NULL"
+          + " ORDER BY created_at LIMIT ? FOR UPDATE SKIP LOCKED";
+
+  static final String NAIVE_MARK = "UPDATE outbox_events SET processed_at = now() WHERE id = ?";
+
+  /**
+   * Preloads the same data, then has PostgreSQL mark (or delete) it with no client in the loop:
+   * {@code sessions} sessions each run one PL/pgSQL block that completes the oldest {@code
+   * rowsPerCommit} pending rows it can lock ({@code FOR UPDATE SKIP LOCKED}, found by position
+   * through the pending index, as the relay's mark finds them) and commits, until none is left.
+   * Asynchronous commit, as the relay's transactions. What PostgreSQL itself can do on this
+   * machine: the relay's upper bound.
+   */
+  static Outcome limit(BenchDatabase db, Setup setup, int sessions, int rowsPerCommit)
+      throws Exception {
+    db.resetSchema();
+    db.preload(setup.events(), setup.aggregates());
+    long before = db.queryLong("SELECT count(*) FROM outbox_events");
+    String complete =
+        setup.completion() == Completion.DELETE
+            ? "DELETE FROM outbox_events"
+            : "UPDATE outbox_events SET processed_at = now()";
+    String loop =
+        "DO $$ DECLARE n bigint; BEGIN"
+            + " PERFORM set_config('synchronous_commit', 'off', false);"
+            + " LOOP "
+            + complete
+            + " WHERE position IN (SELECT position FROM outbox_events"
+            + " WHERE processed_at IS NULL ORDER BY position LIMIT "
+            + rowsPerCommit
+            + " FOR UPDATE SKIP LOCKED) AND processed_at IS NULL;"
+            + " GET DIAGNOSTICS n = ROW_COUNT; EXIT WHEN n = 0; COMMIT; END LOOP; END $$";
+    ExecutorService threads = Executors.newFixedThreadPool(sessions);
+    List<Future<?>> futures = new ArrayList<>();
+    CountDownLatch ready = new CountDownLatch(sessions);
+    CountDownLatch go = new CountDownLatch(1);
+    try {
+      for (int i = 0; i < sessions; i++) {
+        futures.add(
+            threads.submit(
+                () -> {
+                  try (Connection connection = db.connect();
+                      Statement statement = connection.createStatement()) {
+                    ready.countDown();
+                    go.await();
+                    statement.execute(loop);
+                  }
+                  return null;
+                }));
+      }
+      ready.await();
+      long start = System.nanoTime();
+      go.countDown();
+      for (Future<?> future : futures) {
+        future.get();
+      }
+      double seconds = (System.nanoTime() - start) / 1e9;
+      long remaining = db.pending();
+      long done =
+          setup.completion() == Completion.DELETE
+              ? before - db.queryLong("SELECT count(*) FROM outbox_events")
+              : before - remaining;
+      return new Outcome(done, seconds, null, remaining);
+    } finally {
+      threads.shutdownNow();
+    }
+  }
+
+  /** Rows the limit's loop completes per statement and commit, unless told otherwise. */
+  static final int LIMIT_ROWS_PER_COMMIT = 1_000;
 
   /** Makes one publisher per relay, recording into the shared deliveries. */
   @FunctionalInterface

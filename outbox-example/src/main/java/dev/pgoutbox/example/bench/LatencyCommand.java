@@ -65,6 +65,22 @@ final class LatencyCommand implements Callable<Integer> {
   boolean pollOnly;
 
   @Option(
+      names = "--max-drain-seconds",
+      defaultValue = "300",
+      description =
+          "After writing stops, wait at most this long for the rest; lost counts what still has"
+              + " not arrived (default ${DEFAULT-VALUE})")
+  int maxDrainSeconds;
+
+  @Option(
+      names = "--progress-seconds",
+      defaultValue = "0",
+      description =
+          "Print committed/published/pending and the window's slowest batch to stderr this often"
+              + " (0: never; default ${DEFAULT-VALUE})")
+  int progressSeconds;
+
+  @Option(
       names = "--poll-interval-ms",
       defaultValue = "1000",
       description = "Relay poll interval (default ${DEFAULT-VALUE})")
@@ -73,9 +89,15 @@ final class LatencyCommand implements Callable<Integer> {
   @Override
   public Integer call() throws Exception {
     int duration = seconds != null ? seconds : options.quick ? 3 : 30;
-    if (writers < 1 || rate < 1 || relays < 1) {
-      throw new IllegalArgumentException("--writers, --rate and --relays must be at least 1");
+    if (writers < 1 || rate < 1 || relays < 1 || maxDrainSeconds < 0 || progressSeconds < 0) {
+      throw new IllegalArgumentException(
+          "--writers, --rate and --relays must be at least 1, --max-drain-seconds and"
+              + " --progress-seconds at least 0");
     }
+    long pendingAtEnd;
+    double writeSeconds;
+    double waitedSeconds;
+    Double drainSeconds = null;
     try (BenchDatabase db = BenchDatabase.open(options)) {
       db.resetSchema();
       Outbox outbox = Outbox.builder().schema(db.schema()).build();
@@ -91,12 +113,17 @@ final class LatencyCommand implements Callable<Integer> {
       List<ScheduledExecutorService> executors = new ArrayList<>();
       Map<String, Integer> written = new ConcurrentHashMap<>();
       Histogram batchMicros = new Histogram(3_600_000_000L, 3);
+      Histogram windowMicros = new Histogram(3_600_000_000L, 3);
       RelayListener batchTimer =
           new RelayListener() {
             @Override
             public void onBatch(BatchReport report) {
+              long micros = Math.max(1, report.duration().toNanos() / 1000);
               synchronized (batchMicros) {
-                batchMicros.recordValue(Math.max(1, report.duration().toNanos() / 1000));
+                batchMicros.recordValue(micros);
+              }
+              synchronized (windowMicros) {
+                windowMicros.recordValue(micros);
               }
             }
           };
@@ -134,20 +161,35 @@ final class LatencyCommand implements Callable<Integer> {
         List<Future<Map<String, Integer>>> futures = new ArrayList<>();
         long intervalNanos = TimeUnit.SECONDS.toNanos(1) * writers / rate;
         long total = (long) rate * duration / writers;
+        long writeStart = System.nanoTime();
         for (int w = 0; w < writers; w++) {
           int writer = w;
           futures.add(
               writerThreads.submit(
                   () -> write(db, outbox, writer, total, intervalNanos, committedAt)));
         }
+        Progress progress = new Progress(committedAt, publishedAt, windowMicros);
         for (Future<Map<String, Integer>> future : futures) {
+          while (!future.isDone()) {
+            progress.maybePrint(writeStart, progressSeconds, "writing");
+            TimeUnit.MILLISECONDS.sleep(20);
+          }
           written.putAll(future.get());
         }
         writerThreads.shutdownNow();
+        long writeEnd = System.nanoTime();
+        writeSeconds = (writeEnd - writeStart) / 1e9;
         long expected = committedAt.size();
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+        pendingAtEnd = Math.max(0, expected - publishedAt.size());
+        long deadline = writeEnd + TimeUnit.SECONDS.toNanos(maxDrainSeconds);
         while (publishedAt.size() < expected && System.nanoTime() < deadline) {
+          progress.maybePrint(writeStart, progressSeconds, "draining");
           TimeUnit.MILLISECONDS.sleep(20);
+        }
+        long drainEnd = System.nanoTime();
+        waitedSeconds = (drainEnd - writeEnd) / 1e9;
+        if (publishedAt.size() >= expected) {
+          drainSeconds = Result.round(waitedSeconds, 3);
         }
       } finally {
         running.forEach(OutboxRelay::close);
@@ -171,13 +213,21 @@ final class LatencyCommand implements Callable<Integer> {
               .put("poll_interval_ms", pollIntervalMillis)
               .put("events", committedAt.size())
               .put("seconds", duration)
-              .put("events_per_s", Result.round(committedAt.size() / (double) duration, 0))
+              // What the writers achieved: below --rate when the machine could not keep their pace.
+              .put("write_seconds", Result.round(writeSeconds, 3))
+              .put("events_per_s", Result.round(committedAt.size() / writeSeconds, 0))
+              // Within one second of writes behind when writing stopped.
+              .put("kept_up", pendingAtEnd <= rate)
+              .put("pending_at_end", pendingAtEnd)
+              .put("drain_seconds", drainSeconds)
+              .put("waited_s", Result.round(waitedSeconds, 3))
               .put("p50_ms", Result.round(latency.getValueAtPercentile(50) / 1000.0, 3))
               .put("p99_ms", Result.round(latency.getValueAtPercentile(99) / 1000.0, 3))
               .put("max_ms", Result.round(latency.getMaxValue() / 1000.0, 3))
               .put("batches", batchMicros.getTotalCount())
               .put("batch_p50_ms", Result.round(batchMicros.getValueAtPercentile(50) / 1000.0, 3))
               .put("batch_p99_ms", Result.round(batchMicros.getValueAtPercentile(99) / 1000.0, 3));
+      // lost: events that had still not arrived waited_s after writing stopped.
       deliveries.check(written).into(result);
       db.describe(result);
       result.print(System.out, options.json);
@@ -216,5 +266,47 @@ final class LatencyCommand implements Callable<Integer> {
       }
     }
     return seqs;
+  }
+
+  /** Progress lines on stderr, for watching a run fall behind (or not). */
+  private static final class Progress {
+    private final Map<UUID, Long> committedAt;
+    private final Map<UUID, Long> publishedAt;
+    private final Histogram windowMicros;
+    private long last = System.nanoTime();
+
+    Progress(Map<UUID, Long> committedAt, Map<UUID, Long> publishedAt, Histogram windowMicros) {
+      this.committedAt = committedAt;
+      this.publishedAt = publishedAt;
+      this.windowMicros = windowMicros;
+    }
+
+    void maybePrint(long start, int everySeconds, String phase) {
+      long now = System.nanoTime();
+      if (everySeconds <= 0 || now - last < TimeUnit.SECONDS.toNanos(everySeconds)) {
+        return;
+      }
+      last = now;
+      long committed = committedAt.size();
+      long published = publishedAt.size();
+      long batches;
+      double slowestMillis;
+      synchronized (windowMicros) {
+        batches = windowMicros.getTotalCount();
+        slowestMillis = windowMicros.getMaxValue() / 1000.0;
+        windowMicros.reset();
+      }
+      System.err.printf(
+          java.util.Locale.ROOT,
+          "latency: t=%.0fs %s committed=%d published=%d pending=%d batches=%d"
+              + " slowest_batch_ms=%.1f%n",
+          (now - start) / 1e9,
+          phase,
+          committed,
+          published,
+          Math.max(0, committed - published),
+          batches,
+          slowestMillis);
+    }
   }
 }

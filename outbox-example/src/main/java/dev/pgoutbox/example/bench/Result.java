@@ -32,9 +32,16 @@ final class Result {
     return value instanceof Number n ? n.longValue() : 0;
   }
 
-  /** Whether the verification fields are clean. */
+  /**
+   * Whether the verification fields are clean: nothing lost (including a {@code baseline_lost} or
+   * {@code limit_remaining}), nothing reordered, nothing left pending.
+   */
   boolean verified() {
-    return longValue("lost") == 0 && longValue("reordered") == 0;
+    return longValue("lost") == 0
+        && longValue("reordered") == 0
+        && longValue("remaining") == 0
+        && longValue("baseline_lost") == 0
+        && longValue("limit_remaining") == 0;
   }
 
   void print(PrintStream out, boolean json) {

@@ -36,6 +36,15 @@ public final class DeliveryChecker {
   /** Records one message as received, {@code receivedAtMillis} epoch millis. */
   public void receive(byte[] payload, long receivedAtMillis) {
     received.incrementAndGet();
+    FlatPayload flat = FlatPayload.parse(payload);
+    if (flat != null) {
+      record(
+          flat.aggregate,
+          flat.seq,
+          flat.writtenAt == null ? receivedAtMillis : flat.writtenAt,
+          receivedAtMillis);
+      return;
+    }
     JsonNode event;
     try {
       event = JSON.readTree(payload);

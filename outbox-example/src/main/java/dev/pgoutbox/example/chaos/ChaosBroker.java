@@ -15,8 +15,11 @@ interface ChaosBroker extends AutoCloseable {
   /** The broker options of the {@code relay} command. */
   List<String> relayArguments();
 
-  /** Starts the independent consumer, feeding {@code checker} in the broker's order. */
-  AutoCloseable consume(DeliveryChecker checker) throws Exception;
+  /**
+   * Starts the independent consumer, feeding {@code checker} in the broker's order; the feed says
+   * at the end whether it read everything the broker holds.
+   */
+  CheckerFeed consume(DeliveryChecker checker) throws Exception;
 
   /** What {@link #interrupt()} does, for the printed schedule. */
   String outage();

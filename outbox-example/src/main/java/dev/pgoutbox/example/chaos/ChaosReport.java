@@ -17,21 +17,53 @@ final class ChaosReport {
 
   private static final ObjectMapper JSON = new ObjectMapper();
 
-  private final Map<String, Object> fields = new LinkedHashMap<>();
+  private final Map<String, @Nullable Object> fields = new LinkedHashMap<>();
 
-  ChaosReport put(String key, Object value) {
+  /** The run's outcome, and the command's exit code for it. */
+  enum Verdict {
+    /** Everything checked held. */
+    PASSED(0),
+    /** Something was lost, reordered, dead-lettered, miscounted, or a fault or relay failed. */
+    FAILED(1),
+    /**
+     * The checker could not read everything the broker holds, so it cannot tell what was lost:
+     * nothing is counted as lost, and the run fails as the checker's error, not the relays'.
+     */
+    CHECKER_ERROR(3);
+
+    private final int exitCode;
+
+    Verdict(int exitCode) {
+      this.exitCode = exitCode;
+    }
+
+    int exitCode() {
+      return exitCode;
+    }
+
+    /** As printed in the JSON: {@code passed}, {@code failed}, {@code checker_error}. */
+    String label() {
+      return name().toLowerCase(Locale.ROOT);
+    }
+  }
+
+  /** Adds {@code key}; a null value is a figure that was not measured (printed as null). */
+  ChaosReport put(String key, @Nullable Object value) {
     fields.put(key, value);
     return this;
   }
 
   /**
-   * Adds {@code ok} and returns it: true when nothing was lost, reordered, dead-lettered, received
-   * that no writer committed, or unreadable; the writers' count matches the table; every fault step
-   * worked; no relay exited on its own; and something was written at all.
+   * Adds {@code verdict} and {@code ok} and returns the verdict. {@link Verdict#CHECKER_ERROR} when
+   * {@code checker_error} is set, whatever else; else {@link Verdict#PASSED} when nothing was lost,
+   * reordered, dead-lettered, received that no writer committed, or unreadable; the writers' count
+   * matches the table; every fault step worked; no relay exited on its own; and something was
+   * written at all.
    */
-  boolean judge() {
+  Verdict judge() {
     boolean ok =
-        number("lost") == 0
+        fields.get("checker_error") == null
+            && number("lost") == 0
             && number("reordered") == 0
             && number("dead_letters") == 0
             && number("unexpected") == 0
@@ -40,8 +72,13 @@ final class ChaosReport {
             && number("fault_failures") == 0
             && number("relays_exited") == 0
             && number("written") > 0;
+    Verdict verdict =
+        fields.get("checker_error") != null
+            ? Verdict.CHECKER_ERROR
+            : ok ? Verdict.PASSED : Verdict.FAILED;
+    fields.put("verdict", verdict.label());
     fields.put("ok", ok);
-    return ok;
+    return verdict;
   }
 
   /** Prints the report: one JSON line, or a table naming the relays that exited on their own. */
@@ -74,7 +111,14 @@ final class ChaosReport {
         r.get("written") + " events committed (" + r.get("written_in_db") + " rows in the table)");
     row(out, "published", r.get("published") + " marked published by the relays");
     row(out, "delivered", r.get("delivered") + " distinct events received by the checker");
-    row(out, "lost", r.get("lost"));
+    row(
+        out,
+        "lost",
+        r.get("checker_error") == null
+            ? r.get("lost")
+            : "not known: the checker could not read everything ("
+                + r.get("unconfirmed")
+                + " events unconfirmed)");
     row(out, "reordered", r.get("reordered"));
     row(
         out,
@@ -125,12 +169,15 @@ final class ChaosReport {
     if (!exited.isEmpty()) {
       row(out, "relays exited", String.join(", ", exited));
     }
+    Object checkerError = r.get("checker_error");
     row(
         out,
         "verdict",
-        (boolean) r.get("ok")
-            ? "PASSED: nothing lost, order per aggregate kept"
-            : "FAILED: see the lines above");
+        checkerError != null
+            ? "CHECKER ERROR: " + checkerError
+            : (boolean) r.get("ok")
+                ? "PASSED: nothing lost, order per aggregate kept"
+                : "FAILED: see the lines above");
   }
 
   private static void row(PrintWriter out, String label, @Nullable Object value) {

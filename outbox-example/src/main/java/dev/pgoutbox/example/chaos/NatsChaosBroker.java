@@ -3,12 +3,7 @@ package dev.pgoutbox.example.chaos;
 import dev.pgoutbox.example.infra.Files2;
 import dev.pgoutbox.example.verify.DeliveryChecker;
 import io.nats.client.Connection;
-import io.nats.client.ErrorListener;
-import io.nats.client.JetStreamApiException;
-import io.nats.client.JetStreamManagement;
 import io.nats.client.Nats;
-import io.nats.client.Options;
-import io.nats.client.api.MessageInfo;
 import io.nats.client.api.StorageType;
 import io.nats.client.api.StreamConfiguration;
 import java.io.IOException;
@@ -27,7 +22,7 @@ import org.jspecify.annotations.Nullable;
  * NATS JetStream for the chaos run: a {@code nats-server} of the run's own (the machine's binary,
  * {@code $NATS_SERVER} or {@code /usr/sbin/nats-server}) on a free port with a temporary store; the
  * outage stops the process and starts it again on the same store. The checker reads the stream by
- * sequence number, so it sees exactly the stream's order and keeps no state on the server.
+ * sequence number ({@link NatsStreamFeed}).
  */
 final class NatsChaosBroker implements ChaosBroker {
 
@@ -71,6 +66,10 @@ final class NatsChaosBroker implements ChaosBroker {
     return broker;
   }
 
+  int port() {
+    return port;
+  }
+
   String url() {
     return "nats://127.0.0.1:" + port;
   }
@@ -86,42 +85,13 @@ final class NatsChaosBroker implements ChaosBroker {
   }
 
   @Override
-  public AutoCloseable consume(DeliveryChecker checker) throws Exception {
-    Options options =
-        new Options.Builder()
-            .server(url())
-            .maxReconnects(-1)
-            .connectionName("pgoutbox-chaos-checker")
-            // The outage is planned: the checker just waits for the server to come back.
-            .errorListener(new ErrorListener() {})
-            .build();
-    Connection connection = Nats.connect(options);
-    JetStreamManagement management = connection.jetStreamManagement();
-    Thread thread =
-        Thread.ofPlatform()
-            .name("chaos-checker-nats")
-            .start(
-                () -> {
-                  long next = 1;
-                  while (!Thread.currentThread().isInterrupted()) {
-                    try {
-                      MessageInfo message = management.getMessage(STREAM, next);
-                      checker.receive(message.getData(), System.currentTimeMillis());
-                      next++;
-                    } catch (JetStreamApiException e) {
-                      pause(); // not stored yet
-                    } catch (IOException e) {
-                      pause(); // the server is away
-                    } catch (IllegalStateException e) {
-                      pause(); // the connection is reconnecting
-                    }
-                  }
-                });
-    return () -> {
-      thread.interrupt();
-      thread.join();
-      connection.close();
-    };
+  public CheckerFeed consume(DeliveryChecker checker) throws Exception {
+    return consume(checker, url());
+  }
+
+  /** The checker reading through {@code checkerUrl} (a test puts a proxy there). */
+  CheckerFeed consume(DeliveryChecker checker, String checkerUrl) throws Exception {
+    return new NatsStreamFeed(checker, STREAM, checkerUrl, url());
   }
 
   private static void pause() {

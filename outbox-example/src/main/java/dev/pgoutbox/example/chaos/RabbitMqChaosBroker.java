@@ -7,12 +7,18 @@ import com.rabbitmq.client.Connection;
 import com.rabbitmq.client.ConnectionFactory;
 import com.rabbitmq.client.DefaultConsumer;
 import com.rabbitmq.client.Envelope;
+import com.rabbitmq.client.ShutdownSignalException;
 import dev.pgoutbox.example.infra.Secrets;
 import dev.pgoutbox.example.infra.TcpProxy;
 import dev.pgoutbox.example.verify.DeliveryChecker;
+import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.net.URI;
+import java.time.Duration;
 import java.util.List;
 import java.util.UUID;
+import java.util.concurrent.TimeoutException;
+import org.jspecify.annotations.Nullable;
 
 /**
  * RabbitMQ for the chaos run: the given broker (the machine's, shared with others, so it is never
@@ -61,28 +67,106 @@ final class RabbitMqChaosBroker implements ChaosBroker {
   }
 
   @Override
-  public AutoCloseable consume(DeliveryChecker checker) throws Exception {
-    Connection connection = factory.newConnection("pgoutbox-chaos-checker");
-    Channel channel = connection.createChannel();
-    channel.exchangeDeclare(exchange, BuiltinExchangeType.TOPIC, false, false, null);
-    String queue = channel.queueDeclare("", false, true, true, null).getQueue();
-    channel.queueBind(queue, exchange, "#");
-    channel.basicConsume(
-        queue,
-        true,
-        new DefaultConsumer(channel) {
-          @Override
-          public void handleDelivery(
-              String tag, Envelope envelope, AMQP.BasicProperties properties, byte[] body) {
-            checker.receive(body, System.currentTimeMillis());
-          }
-        });
-    return () -> {
-      try (Channel cleanup = connection.createChannel()) {
-        cleanup.exchangeDelete(exchange);
+  public CheckerFeed consume(DeliveryChecker checker) throws Exception {
+    return new QueueFeed(checker);
+  }
+
+  /**
+   * The checker's consumer: its own queue bound to the run's exchange, on a connection straight to
+   * the broker (not through the proxy the outage cuts) and without automatic recovery. Messages
+   * routed while that queue is gone are missed for good, so a cancelled subscription or a closed
+   * connection or channel is a checker error; the checker has read everything when its queue is
+   * empty.
+   */
+  final class QueueFeed implements CheckerFeed {
+
+    private final Failure failure = new Failure();
+    private final Connection connection;
+    private final String queue;
+    private volatile boolean closing;
+
+    QueueFeed(DeliveryChecker checker) throws Exception {
+      ConnectionFactory checkerFactory = factory.clone();
+      checkerFactory.setAutomaticRecoveryEnabled(false);
+      connection = checkerFactory.newConnection("pgoutbox-chaos-checker");
+      Channel channel = connection.createChannel();
+      channel.exchangeDeclare(exchange, BuiltinExchangeType.TOPIC, false, false, null);
+      // Server-named, auto-deleted with its consumer; not exclusive, so an operator (or a test)
+      // can delete it from elsewhere, which the feed then reports.
+      queue = channel.queueDeclare("", false, false, true, null).getQueue();
+      channel.queueBind(queue, exchange, "#");
+      channel.basicConsume(
+          queue,
+          true,
+          new DefaultConsumer(channel) {
+            @Override
+            public void handleDelivery(
+                String tag, Envelope envelope, AMQP.BasicProperties properties, byte[] body) {
+              checker.receive(body, System.currentTimeMillis());
+            }
+
+            @Override
+            public void handleCancel(String tag) {
+              failure.set("RabbitMQ cancelled the checker's subscription to " + queue);
+            }
+
+            @Override
+            public void handleShutdownSignal(String tag, ShutdownSignalException signal) {
+              if (!closing) {
+                failure.set("the checker's RabbitMQ channel closed: " + signal.getMessage());
+              }
+            }
+          });
+    }
+
+    @Override
+    public @Nullable String readError(Duration grace) throws InterruptedException {
+      String failed = failure.get();
+      if (failed != null) {
+        return failed;
       }
-      connection.close();
-    };
+      try (Channel channel = connection.createChannel()) {
+        if (CheckerFeed.await(() -> failure.get() != null || ready(channel) == 0, grace)) {
+          return failure.get();
+        }
+        return ready(channel) + " messages still wait in the checker's queue " + queue;
+      } catch (IOException | TimeoutException | UncheckedIOException | ShutdownSignalException e) {
+        return "could not ask RabbitMQ about the checker's queue " + queue + ": " + e;
+      }
+    }
+
+    /** The checker's queue (server-named). */
+    String queue() {
+      return queue;
+    }
+
+    private long ready(Channel channel) {
+      try {
+        return channel.messageCount(queue);
+      } catch (IOException e) {
+        throw new UncheckedIOException(e);
+      }
+    }
+
+    @Override
+    public boolean failed() {
+      return failure.get() != null;
+    }
+
+    @Override
+    public void close() {
+      closing = true;
+      try {
+        try (Channel cleanup = connection.createChannel()) {
+          cleanup.exchangeDelete(exchange);
+        }
+        connection.close();
+      } catch (IOException | TimeoutException e) {
+        throw new UncheckedIOException(
+            "could not delete exchange " + exchange + ": " + e.getMessage(),
+            e instanceof IOException io ? io : new IOException(e));
+      }
+    }
   }
 
   @Override

@@ -70,6 +70,10 @@ class ChaosCommandIT {
         .contains("relays' network to PostgreSQL partitioned")
         .contains("broker back");
     JsonNode result = JSON.readTree(out.toString().strip());
+    assertThat(result.get("checker_error").isNull())
+        .as("the checker read everything the broker holds: %s", result.get("checker_error"))
+        .isTrue();
+    assertThat(result.get("verdict").asText()).isEqualTo("passed");
     assertThat(result.get("written").asLong()).isGreaterThan(4_000);
     assertThat(result.get("written_in_db").asLong()).isEqualTo(result.get("written").asLong());
     assertThat(result.get("delivered").asLong()).isEqualTo(result.get("written").asLong());

@@ -2,6 +2,7 @@ package dev.pgoutbox.example.chaos;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.pgoutbox.example.chaos.ChaosReport.Verdict;
 import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.util.List;
@@ -25,17 +26,32 @@ class ChaosReportTest {
             "relays_exited")) {
       report.put(zero, 0L);
     }
-    return report.put("written", 100L).put("written_in_db", 100L);
+    return report.put("written", 100L).put("written_in_db", 100L).put("checker_error", null);
+  }
+
+  private static String json(ChaosReport report) {
+    StringWriter out = new StringWriter();
+    report.print(new PrintWriter(out, true), true, List.of());
+    return out.toString();
+  }
+
+  private static String table(ChaosReport report) {
+    StringWriter out = new StringWriter();
+    report.print(new PrintWriter(out, true), false, List.of());
+    return out.toString();
   }
 
   @Test
   void aCleanRunPasses() {
     ChaosReport report = clean().put("duplicates", 7L);
 
-    assertThat(report.judge()).isTrue();
-    StringWriter out = new StringWriter();
-    report.print(new PrintWriter(out, true), true, List.of());
-    assertThat(out.toString()).contains("\"ok\":true").contains("\"duplicates\":7");
+    assertThat(report.judge()).isEqualTo(Verdict.PASSED);
+    assertThat(json(report))
+        .contains("\"checker_error\":null")
+        .contains("\"verdict\":\"passed\"")
+        .contains("\"ok\":true")
+        .contains("\"duplicates\":7");
+    assertThat(Verdict.PASSED.exitCode()).isZero();
   }
 
   @ParameterizedTest
@@ -52,16 +68,57 @@ class ChaosReportTest {
   void anyOfTheseFailsTheRun(String field) {
     ChaosReport report = clean().put(field, 1L);
 
-    assertThat(report.judge()).as(field).isFalse();
+    assertThat(report.judge()).as(field).isEqualTo(Verdict.FAILED);
+    assertThat(json(report)).contains("\"verdict\":\"failed\"").contains("\"ok\":false");
+    assertThat(Verdict.FAILED.exitCode()).isEqualTo(1);
+  }
+
+  @Test
+  void aCheckerThatCouldNotReadIsACheckerErrorNotALoss() {
+    ChaosReport report =
+        clean()
+            .put("lost", null)
+            .put("checker_error", "read stream PGOUTBOX_CHAOS up to sequence 82 of 7509")
+            .put("unconfirmed", 7427L);
+
+    assertThat(report.judge()).isEqualTo(Verdict.CHECKER_ERROR);
+    assertThat(json(report))
+        .contains("\"lost\":null")
+        .contains("\"checker_error\":\"read stream PGOUTBOX_CHAOS up to sequence 82 of 7509\"")
+        .contains("\"unconfirmed\":7427")
+        .contains("\"verdict\":\"checker_error\"")
+        .contains("\"ok\":false");
+    assertThat(table(report))
+        .contains("not known: the checker could not read everything (7427 events unconfirmed)")
+        .contains("CHECKER ERROR: read stream PGOUTBOX_CHAOS up to sequence 82 of 7509")
+        .doesNotContain("PASSED")
+        .doesNotContain("FAILED");
+    assertThat(Verdict.CHECKER_ERROR.exitCode()).isEqualTo(3);
+  }
+
+  @Test
+  void aCheckerErrorOutranksEveryOtherFinding() {
+    ChaosReport report = clean().put("reordered", 2L).put("checker_error", "consumer cancelled");
+
+    assertThat(report.judge()).isEqualTo(Verdict.CHECKER_ERROR);
+  }
+
+  @Test
+  void withoutACheckerErrorTheTableCountsTheLoss() {
+    ChaosReport report = clean().put("lost", 3L);
+
+    assertThat(report.judge()).isEqualTo(Verdict.FAILED);
+    assertThat(table(report)).contains("  lost            3").contains("FAILED");
   }
 
   @Test
   void aCountThatDisagreesWithTheTableFailsTheRun() {
-    assertThat(clean().put("written_in_db", 99L).judge()).isFalse();
+    assertThat(clean().put("written_in_db", 99L).judge()).isEqualTo(Verdict.FAILED);
   }
 
   @Test
   void aRunThatWroteNothingFails() {
-    assertThat(clean().put("written", 0L).put("written_in_db", 0L).judge()).isFalse();
+    assertThat(clean().put("written", 0L).put("written_in_db", 0L).judge())
+        .isEqualTo(Verdict.FAILED);
   }
 }

@@ -420,7 +420,8 @@ public final class AggregateSequencer {
       } finally {
         lock.unlock();
       }
-      super.complete(List.copyOf(all));
+      // Unmodifiable, but (unlike List.copyOf) answers contains(null) with false, as callers ask.
+      super.complete(Collections.unmodifiableList(all));
     }
 
     private static String reasonOf(PublishResult result) {

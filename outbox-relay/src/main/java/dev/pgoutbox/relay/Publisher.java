@@ -7,22 +7,42 @@ import java.util.concurrent.CompletionStage;
  * Sends claimed events to a broker. The relay's only contact with the outside world.
  *
  * <p>The relay calls {@link #publish} with a batch in order: within one aggregate, in the order the
- * events were written. An implementation sends the whole batch without waiting on each event
- * (pipelining), keeps the order of each aggregate's events on the wire (e.g. one partition per
- * aggregate id), and completes the returned stage with one {@link PublishResult} per event, in
- * batch order. An exception, or a stage completed exceptionally, counts as a retryable failure of
- * every event in the batch.
+ * events were written. An implementation completes the returned stage with one {@link
+ * PublishResult} per event, in batch order, and keeps this contract:
+ *
+ * <ul>
+ *   <li><b>Order per aggregate.</b> Event N+1 of an aggregate reaches the broker only once event N
+ *       was acknowledged; after N fails, N+1 and the rest of that aggregate in the batch are not
+ *       sent and are answered retryable. Across aggregates everything is pipelined. {@link
+ *       AggregateSequencer} implements this rule; every built-in publisher uses it, and a custom
+ *       publisher (or a test double) should too.
+ *   <li><b>One event's problem is that event's answer.</b> Whatever goes wrong while building or
+ *       sending one event (a routing function that throws, a header or key the broker cannot
+ *       encode, a message too large, unroutable) is that event's failure: {@link
+ *       PublishResult.Permanent} when it can never succeed, {@link PublishResult.Retryable}
+ *       otherwise. It is never an exception out of {@code publish} and never a failed stage: those
+ *       count as a retryable failure of every event in the batch, so one bad event would keep the
+ *       innocent ones of other aggregates from moving.
+ *   <li><b>Partial answers and cancellation.</b> Return the {@link AggregateSequencer.Run} itself
+ *       (or another stage whose {@code cancel} stops the work): on its publish timeout the relay
+ *       cancels the stage, which must then send nothing more, and can keep the answers that arrived
+ *       ({@link AggregateSequencer.Run#answeredSoFar()}).
+ *   <li><b>Bounded hints.</b> A {@link PublishResult.Retryable#retryAfter()} hint taken from the
+ *       broker is bounded by the publisher (e.g. {@link
+ *       dev.pgoutbox.relay.webhook.WebhookPublisher#MAX_RETRY_AFTER}); never pass on an absurd
+ *       {@code Duration}.
+ * </ul>
  *
  * <p>An implementation sends the event id as the broker's deduplication key (Kafka header, AMQP
  * {@code message-id}, {@code Nats-Msg-Id}), because delivery is at least once: a relay that crashes
  * after the broker's ack and before its commit publishes the event again.
  *
  * <pre>{@code
- * Publisher recording = batch -> {
- *   batch.forEach(m -> System.out.println(m.eventType() + " " + m.id()));
- *   return CompletableFuture.completedFuture(
- *       Collections.nCopies(batch.size(), PublishResult.published()));
- * };
+ * AggregateSequencer sequencer = AggregateSequencer.ofDefaults();
+ * Publisher printing = batch -> sequencer.publish(batch, m -> {
+ *   System.out.println(m.eventType() + " " + m.id());
+ *   return CompletableFuture.completedFuture(PublishResult.published());
+ * });
  * }</pre>
  *
  * <p>One relay calls {@code publish} from one thread at a time; a publisher shared by several
@@ -36,7 +56,8 @@ public interface Publisher extends AutoCloseable {
    * Publishes {@code batch} and reports the fate of each event.
    *
    * @param batch events in publishing order, never empty
-   * @return a stage completed with exactly {@code batch.size()} results, in batch order
+   * @return a stage completed with exactly {@code batch.size()} results, in batch order; best the
+   *     {@link AggregateSequencer.Run} of the batch
    */
   CompletionStage<List<PublishResult>> publish(List<OutboxMessage> batch);
 

@@ -2,28 +2,29 @@ package dev.pgoutbox.relay.kafka;
 
 import static java.util.Objects.requireNonNull;
 
+import dev.pgoutbox.relay.AggregateSequencer;
 import dev.pgoutbox.relay.OutboxMessage;
 import dev.pgoutbox.relay.PublishResult;
 import dev.pgoutbox.relay.Publisher;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.atomic.AtomicReference;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.Producer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.InvalidRecordException;
 import org.apache.kafka.common.errors.AuthorizationException;
-import org.apache.kafka.common.errors.InterruptException;
 import org.apache.kafka.common.errors.InvalidTopicException;
 import org.apache.kafka.common.errors.RecordBatchTooLargeException;
 import org.apache.kafka.common.errors.RecordTooLargeException;
@@ -49,25 +50,37 @@ import org.jspecify.annotations.Nullable;
  * #EVENT_TYPE_HEADER}, {@value #AGGREGATE_TYPE_HEADER}, and every stored header (e.g. {@code
  * traceparent}) under its own name, all as UTF-8 text.
  *
- * <p><b>Pipelining.</b> The whole batch is handed to the producer with callbacks, then {@code
- * flush()} is called once, and each record's result is read from its callback.
+ * <p><b>Pipelining and order.</b> Events go through {@link AggregateSequencer}: the first event of
+ * every aggregate in the batch is handed to the producer at once (the producer batches them), and
+ * an aggregate's next event only once the broker acknowledged the one before it. So event N+1 never
+ * travels in a later producer batch than a failed event N: not when N expires ({@code
+ * delivery.timeout.ms}), not when the broker refuses N as too large for the topic's {@code
+ * max.message.bytes} while the client allowed it. The price is one round trip (plus {@code
+ * linger.ms}, 0 on a producer this publisher creates) per event of one aggregate within a batch;
+ * different aggregates still share every round trip. Records are handed to the producer on a thread
+ * the publisher owns ({@code pgoutbox-kafka-publisher}), never from the producer's callback thread,
+ * so {@code publish} returns at once and the relay's publish timeout bounds a {@code send} blocked
+ * on metadata.
  *
- * <p><b>Order.</b> The key sends an aggregate to one partition; the idempotent producer with {@code
- * acks=all} and at most 5 requests in flight keeps a partition's records in send order through
- * retries. A publisher built from bootstrap servers configures its producer so. A host that passes
- * its own producer must configure it the same way: {@code enable.idempotence=true}, {@code
- * acks=all}, {@code max.in.flight.requests.per.connection<=5}, {@code retries>0}, key serializer
- * {@code StringSerializer}, value serializer {@code ByteArraySerializer}, and should keep {@code
- * partitioner.class} at the default (hash of the key). An event refused before it leaves the client
- * (too large, unknown topic, serializer error) holds back the later events of its aggregate in the
- * batch: they are not sent and are answered retryable.
+ * <p><b>Partitions.</b> The key sends an aggregate to one partition; the idempotent producer with
+ * {@code acks=all} and at most 5 requests in flight keeps a partition's records in send order
+ * through retries. A publisher built from bootstrap servers configures its producer so, and {@link
+ * Builder#property} refuses {@code partitioner.class} and {@code partitioner.ignore.keys=true},
+ * which would scatter an aggregate over partitions. A host that passes its own producer must
+ * configure it the same way: {@code enable.idempotence=true}, {@code acks=all}, {@code
+ * max.in.flight.requests.per.connection<=5}, {@code retries>0}, key serializer {@code
+ * StringSerializer}, value serializer {@code ByteArraySerializer}, the default partitioner, and a
+ * small {@code linger.ms}.
  *
- * <p><b>Failures.</b> Permanent: record too large, invalid topic, topic or cluster authorization,
- * serialization, invalid record. Everything else is retryable: broker unreachable, metadata or
- * delivery timeouts ({@code delivery.timeout.ms}), not enough replicas, leader changes,
- * authentication (a credential problem for all events, not this one). When the producer cannot even
- * fetch metadata for a topic ({@code max.block.ms}), the rest of the batch is answered retryable
- * without trying, so a dead cluster costs one timeout per batch, not one per event.
+ * <p><b>Failures.</b> Permanent, for that event alone: the routing or the record could not be
+ * built; record too large (for the client's {@code max.request.size} or the topic's {@code
+ * max.message.bytes}), invalid topic, topic or cluster authorization, serialization, invalid
+ * record. Everything else is retryable: broker unreachable, metadata or delivery timeouts ({@code
+ * delivery.timeout.ms}), not enough replicas, leader changes, authentication (a credential problem
+ * for all events, not this one). When the producer cannot even fetch metadata for a topic ({@code
+ * max.block.ms}), the rest of the batch is answered retryable without trying, so a dead cluster
+ * costs one timeout per batch, not one per event. Either way the later events of the failed event's
+ * aggregate are held back.
  *
  * <p>Thread-safe (the Kafka producer is). {@link #close()} closes the producer only if this
  * publisher created it.
@@ -92,11 +105,21 @@ public final class KafkaPublisher implements Publisher {
   private final Producer<String, byte[]> producer;
   private final boolean ownsProducer;
   private final KafkaRouting routing;
+  private final ExecutorService sender;
+  private final AggregateSequencer sequencer;
 
   private KafkaPublisher(Producer<String, byte[]> producer, boolean owns, KafkaRouting routing) {
     this.producer = producer;
     this.ownsProducer = owns;
     this.routing = routing;
+    this.sender =
+        Executors.newSingleThreadExecutor(
+            r -> {
+              Thread t = new Thread(r, "pgoutbox-kafka-publisher");
+              t.setDaemon(true);
+              return t;
+            });
+    this.sequencer = AggregateSequencer.custom().executor(sender).build();
   }
 
   /**
@@ -121,71 +144,51 @@ public final class KafkaPublisher implements Publisher {
 
   @Override
   public CompletionStage<List<PublishResult>> publish(List<OutboxMessage> batch) {
-    List<CompletableFuture<PublishResult>> results = new ArrayList<>(batch.size());
-    Map<String, UUID> failedAggregates = new HashMap<>();
-    String stopBatch = null;
-    for (OutboxMessage m : batch) {
-      String aggregate = m.aggregateType() + '\u0000' + m.aggregateId();
-      UUID failedBefore = failedAggregates.get(aggregate);
-      if (stopBatch != null) {
-        results.add(CompletableFuture.completedFuture(PublishResult.retryable(stopBatch)));
-        continue;
-      }
-      if (failedBefore != null) {
-        results.add(CompletableFuture.completedFuture(heldBack(failedBefore)));
-        continue;
-      }
-      String topic;
-      ProducerRecord<String, byte[]> record;
-      try {
-        topic = requireNonNull(routing.topic(m), "routing returned null");
-        record = record(topic, m);
-      } catch (RuntimeException e) {
-        results.add(
-            CompletableFuture.completedFuture(
-                PublishResult.permanent("Kafka routing failed for event " + m.id() + ": " + e)));
-        failedAggregates.put(aggregate, m.id());
-        continue;
-      }
-      Sent sent = new Sent(topic);
-      try {
-        producer.send(record, (metadata, e) -> sent.done(e));
-      } catch (RuntimeException e) {
-        sent.done(e);
-      }
-      Throwable early = sent.error;
-      if (sent.isDone() && early != null) {
-        // Refused before it left the client: keep the aggregate's later events back.
-        failedAggregates.put(aggregate, m.id());
-        if (early instanceof TimeoutException || early instanceof IllegalStateException) {
-          stopBatch =
-              "not sent: an earlier event of this batch could not be sent: "
-                  + describe(early, topic);
-        }
-      }
-      results.add(sent);
-    }
-    try {
-      producer.flush();
-    } catch (InterruptException e) {
-      // The interrupt flag is set again by InterruptException; the callbacks still complete.
-    }
-    CompletableFuture<?>[] all = results.toArray(new CompletableFuture<?>[0]);
-    return CompletableFuture.allOf(all)
-        .thenApply(v -> results.stream().map(CompletableFuture::join).toList());
+    AtomicReference<@Nullable String> stopBatch = new AtomicReference<>();
+    return sequencer.publish(batch, m -> send(m, stopBatch));
   }
 
-  /** Closes the producer if this publisher created it. */
+  /** Sends one event, on the sender thread; {@code stopBatch} ends the batch after an outage. */
+  private CompletableFuture<PublishResult> send(
+      OutboxMessage m, AtomicReference<@Nullable String> stopBatch) {
+    String stopped = stopBatch.get();
+    if (stopped != null) {
+      return CompletableFuture.completedFuture(PublishResult.retryable(stopped));
+    }
+    String topic;
+    ProducerRecord<String, byte[]> record;
+    try {
+      topic = requireNonNull(routing.topic(m), "routing returned null");
+      record = record(topic, m);
+    } catch (RuntimeException e) {
+      return CompletableFuture.completedFuture(
+          PublishResult.permanent("cannot build the Kafka record: " + e));
+    }
+    Sent sent = new Sent(topic);
+    try {
+      producer.send(record, (metadata, e) -> sent.done(e));
+    } catch (RuntimeException e) {
+      sent.done(e);
+    }
+    Throwable early = sent.error;
+    if (sent.isDone()
+        && (early instanceof TimeoutException || early instanceof IllegalStateException)) {
+      // No metadata within max.block.ms, or the producer is closed: the rest of the batch would
+      // wait as long for nothing.
+      stopBatch.compareAndSet(
+          null,
+          "not sent: an earlier event of this batch could not be sent: " + describe(early, topic));
+    }
+    return sent;
+  }
+
+  /** Closes the producer if this publisher created it, and the sender thread. */
   @Override
   public void close() {
+    sender.shutdown();
     if (ownsProducer) {
       producer.close();
     }
-  }
-
-  private static PublishResult heldBack(UUID failed) {
-    return PublishResult.retryable(
-        "not sent: earlier event " + failed + " of this aggregate failed in the same batch");
   }
 
   private static ProducerRecord<String, byte[]> record(String topic, OutboxMessage m) {
@@ -294,10 +297,41 @@ public final class KafkaPublisher implements Publisher {
      * {@code linger.ms}...). Settings that would break per-aggregate order are refused by {@link
      * #build()}: {@code enable.idempotence=false}, {@code acks} other than {@code all}/{@code -1},
      * {@code max.in.flight.requests.per.connection} above 5, and the serializers.
+     *
+     * @throws IllegalArgumentException for settings that would scatter an aggregate over
+     *     partitions: {@code partitioner.class} (any custom partitioner) and {@code
+     *     partitioner.ignore.keys=true}
      */
     public Builder property(String name, Object value) {
-      properties.put(requireNonNull(name, "name"), requireNonNull(value, "value"));
+      requireNonNull(name, "name");
+      requireNonNull(value, "value");
+      refuseIfScattering(name, value);
+      properties.put(name, value);
       return this;
+    }
+
+    /** Settings that would send one aggregate's records to several partitions. */
+    private static void refuseIfScattering(String name, Object value) {
+      String v = String.valueOf(value).trim();
+      if (name.equals(ProducerConfig.PARTITIONER_CLASS_CONFIG)) {
+        throw new IllegalArgumentException(
+            "Kafka producer property "
+                + ProducerConfig.PARTITIONER_CLASS_CONFIG
+                + "="
+                + v
+                + " is not allowed: pgoutbox needs the default partitioner (a hash of the key,"
+                + " the aggregate id) to keep each aggregate on one partition");
+      }
+      if (name.equals(ProducerConfig.PARTITIONER_IGNORE_KEYS_CONFIG)
+          && !v.equalsIgnoreCase("false")) {
+        throw new IllegalArgumentException(
+            "Kafka producer property "
+                + ProducerConfig.PARTITIONER_IGNORE_KEYS_CONFIG
+                + "="
+                + v
+                + " is not allowed: pgoutbox partitions by key (the aggregate id) to keep each"
+                + " aggregate on one partition");
+      }
     }
 
     /**
@@ -324,7 +358,9 @@ public final class KafkaPublisher implements Publisher {
       config.put(ProducerConfig.ACKS_CONFIG, "all");
       config.put(ProducerConfig.MAX_IN_FLIGHT_REQUESTS_PER_CONNECTION, 5);
       config.put(ProducerConfig.RETRIES_CONFIG, Integer.MAX_VALUE);
-      config.put(ProducerConfig.LINGER_MS_CONFIG, 5);
+      // One event per aggregate in flight: linger is pure latency on every hop of an aggregate's
+      // run, and records still batch while requests are in flight (KafkaPublisherIT measures it).
+      config.put(ProducerConfig.LINGER_MS_CONFIG, 0);
       long delivery = deliveryTimeout.toMillis();
       config.put(
           ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG, (int) Math.min(delivery, Integer.MAX_VALUE));

@@ -2,6 +2,7 @@ package dev.pgoutbox.relay.nats;
 
 import static java.util.Objects.requireNonNull;
 
+import dev.pgoutbox.relay.AggregateSequencer;
 import dev.pgoutbox.relay.OutboxMessage;
 import dev.pgoutbox.relay.PublishResult;
 import dev.pgoutbox.relay.Publisher;
@@ -16,13 +17,9 @@ import io.nats.client.api.PublishAck;
 import io.nats.client.impl.Headers;
 import java.io.IOException;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.Collections;
-import java.util.HashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.Set;
-import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
@@ -106,6 +103,7 @@ public final class NatsPublisher implements Publisher {
   private volatile @Nullable JetStream jetStream;
   private volatile @Nullable Connection jetStreamOf;
   private volatile @Nullable Connection suspect;
+  private final AggregateSequencer sequencer = AggregateSequencer.ofDefaults();
 
   private NatsPublisher(Builder b) {
     this.hostConnection = b.connection;
@@ -143,89 +141,48 @@ public final class NatsPublisher implements Publisher {
       return allRetryable(batch, "interrupted while connecting to NATS");
     }
     Connection connection = jetStreamOf;
-    // One event of an aggregate in flight at a time: the server can refuse event N (no
-    // responders while JetStream restarts, a timeout) and store N+1 sent right behind it, so N+1
-    // is sent only once N is acknowledged. Different aggregates still go out concurrently.
-    List<CompletableFuture<PublishResult>> results = new ArrayList<>(batch.size());
-    // Per aggregate: completes with null once its last queued event is published, else with the
-    // first failure, which holds back the rest of that aggregate in this batch.
-    Map<String, CompletableFuture<HeldBy>> lastOfAggregate = new HashMap<>();
-    AtomicInteger sent = new AtomicInteger();
-    AtomicInteger timedOut = new AtomicInteger();
-    AtomicReference<String> stopBatch = new AtomicReference<>();
-    for (OutboxMessage m : batch) {
-      String aggregate = m.aggregateType() + '\u0000' + m.aggregateId();
-      CompletableFuture<HeldBy> previous =
-          lastOfAggregate.getOrDefault(aggregate, CompletableFuture.completedFuture(null));
-      CompletableFuture<PublishResult> result =
-          previous.thenCompose(
-              heldBy ->
-                  heldBy == null
-                      ? send(js, m, sent, timedOut, stopBatch)
-                      : CompletableFuture.completedFuture(
-                          PublishResult.retryable(
-                              "not sent: earlier event "
-                                  + heldBy.eventId()
-                                  + " of this aggregate failed in the same batch ("
-                                  + heldBy.reason()
-                                  + ")")));
-      results.add(result);
-      lastOfAggregate.put(
-          aggregate,
-          previous.thenCombine(
-              result,
-              (heldBy, r) ->
-                  heldBy != null
-                      ? heldBy
-                      : r instanceof PublishResult.Published
-                          ? null
-                          : new HeldBy(m.id(), reasonOf(r))));
-    }
-    CompletableFuture<?>[] all = results.toArray(new CompletableFuture<?>[0]);
-    return CompletableFuture.allOf(all)
-        .thenApply(
-            v -> {
-              if (connection != null
-                  && connection == ownConnection
-                  && sent.get() > 0
-                  && timedOut.get() == sent.get()
-                  && connection.getStatus() == Connection.Status.CONNECTED) {
-                // Connected, yet not one ack came back: the reply subscription may not have
-                // survived a reconnect. The next batch starts on a fresh connection.
-                suspect = connection;
-              }
-              return results.stream().map(CompletableFuture::join).toList();
-            });
+    // One event of an aggregate in flight at a time (the sequencer): the server can refuse event
+    // N (no responders while JetStream restarts, a timeout) and store N+1 sent right behind it, so
+    // N+1 is sent only once N is acknowledged. Different aggregates still go out concurrently.
+    BatchState state = new BatchState(connection);
+    return sequencer.publish(batch, m -> send(js, m, state));
   }
 
-  /** The first failed event of an aggregate in a batch, which holds back the ones after it. */
-  private record HeldBy(UUID eventId, String reason) {}
+  /** What one batch shares: the connection, counters for the suspect check, the stop reason. */
+  private static final class BatchState {
+    final @Nullable Connection connection;
+    final AtomicInteger sent = new AtomicInteger();
+    final AtomicInteger inFlight = new AtomicInteger();
+    final AtomicInteger timedOut = new AtomicInteger();
+    final AtomicReference<@Nullable String> stopBatch = new AtomicReference<>();
 
-  private static String reasonOf(PublishResult result) {
-    return result instanceof PublishResult.Permanent p
-        ? p.reason()
-        : result instanceof PublishResult.Retryable r ? r.reason() : "published";
+    BatchState(@Nullable Connection connection) {
+      this.connection = connection;
+    }
   }
 
   /** Sends one event; the stage always completes normally, with the event's result. */
-  private CompletableFuture<PublishResult> send(
-      JetStream js,
-      OutboxMessage m,
-      AtomicInteger sent,
-      AtomicInteger timedOut,
-      AtomicReference<String> stopBatch) {
-    String stopped = stopBatch.get();
+  private CompletableFuture<PublishResult> send(JetStream js, OutboxMessage m, BatchState state) {
+    String stopped = state.stopBatch.get();
     if (stopped != null) {
       return CompletableFuture.completedFuture(PublishResult.retryable(stopped));
     }
     String subject = "?";
-    CompletableFuture<PublishAck> ack;
+    Headers headers;
     try {
       subject = requireNonNull(routing.subject(m), "routing returned null");
+      headers = headers(m);
+    } catch (RuntimeException e) {
+      return CompletableFuture.completedFuture(
+          PublishResult.permanent(
+              "cannot build the NATS message for subject " + subject + ": " + e));
+    }
+    CompletableFuture<PublishAck> ack;
+    try {
       ack =
           js.publishAsync(
               subject,
-              headers(m),
+              headers,
               m.payloadBytes(),
               PublishOptions.builder().messageId(m.id().toString()).build());
     } catch (IllegalArgumentException | NullPointerException e) {
@@ -233,22 +190,39 @@ public final class NatsPublisher implements Publisher {
           PublishResult.permanent("NATS subject " + subject + ": " + e.getMessage()));
     } catch (RuntimeException e) {
       String reason = "NATS publish to " + subject + " failed: " + e;
-      stopBatch.compareAndSet(null, reason);
+      state.stopBatch.compareAndSet(null, reason);
       return CompletableFuture.completedFuture(PublishResult.retryable(reason));
     }
     String s = subject;
-    sent.incrementAndGet();
+    state.sent.incrementAndGet();
+    state.inFlight.incrementAndGet();
     return ack.orTimeout(ackTimeout.toMillis(), TimeUnit.MILLISECONDS)
         .handle(
             (a, e) -> {
-              if (e == null) {
-                return PublishResult.published();
+              if (e != null && unwrap(e) instanceof TimeoutException) {
+                state.timedOut.incrementAndGet();
               }
-              if (unwrap(e) instanceof TimeoutException) {
-                timedOut.incrementAndGet();
+              if (state.inFlight.decrementAndGet() == 0) {
+                suspectIfNoAck(state);
               }
-              return classify(e, s);
+              return e == null ? PublishResult.published() : classify(e, s);
             });
+  }
+
+  /**
+   * Connected, yet not one ack came back: the reply subscription may not have survived a reconnect,
+   * so the next batch starts on a fresh connection. Checked before the last answer reaches the
+   * sequencer, hence before the relay can start the next batch.
+   */
+  private void suspectIfNoAck(BatchState state) {
+    Connection connection = state.connection;
+    if (connection != null
+        && connection == ownConnection
+        && state.sent.get() > 0
+        && state.timedOut.get() == state.sent.get()
+        && connection.getStatus() == Connection.Status.CONNECTED) {
+      suspect = connection;
+    }
   }
 
   private static Throwable unwrap(Throwable error) {

@@ -8,13 +8,13 @@ import com.rabbitmq.client.Channel;
 import com.rabbitmq.client.Connection;
 import com.rabbitmq.client.ConnectionFactory;
 import com.rabbitmq.client.ShutdownSignalException;
+import dev.pgoutbox.relay.AggregateSequencer;
 import dev.pgoutbox.relay.OutboxMessage;
 import dev.pgoutbox.relay.PublishResult;
 import dev.pgoutbox.relay.Publisher;
 import java.io.IOException;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.Collections;
 import java.util.Date;
 import java.util.HashMap;
 import java.util.List;
@@ -24,8 +24,11 @@ import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentNavigableMap;
 import java.util.concurrent.ConcurrentSkipListMap;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.ReentrantLock;
 import org.jspecify.annotations.Nullable;
 
@@ -49,21 +52,31 @@ import org.jspecify.annotations.Nullable;
  * #AGGREGATE_TYPE_HEADER}, {@value #AGGREGATE_ID_HEADER} and every stored header (e.g. {@code
  * traceparent}) under its own name. Published with {@code mandatory=true}.
  *
- * <p><b>Pipelining.</b> The publisher uses one channel in confirm mode. A batch is published
- * without waiting; the broker's confirms (often one for many messages) complete the results
- * asynchronously, each within {@link Builder#confirmTimeout}.
+ * <p><b>Pipelining and order.</b> The publisher uses one channel in confirm mode, and sends through
+ * {@link AggregateSequencer}: the first event of every aggregate in the batch goes out at once, and
+ * an aggregate's next event only once the broker confirmed the one before it (a routing failure, a
+ * return or a nack of event N keeps N+1 from being sent: it is answered retryable, "held back").
+ * RabbitMQ keeps a channel's order into each queue, so with a routing that sends one aggregate to
+ * one queue a consumer of that queue sees an aggregate's events in order. Confirms (often one for
+ * many messages) complete the results asynchronously, each within {@link Builder#confirmTimeout}.
+ * Messages are published from one thread the publisher owns ({@code pgoutbox-rabbitmq-publisher}),
+ * never from the connection's I/O thread, so {@code publish} returns at once and the relay's
+ * publish timeout bounds a broker that blocks publishers (resource alarm).
  *
- * <p><b>Order.</b> One channel publishes in order and RabbitMQ keeps a channel's order into each
- * queue, so with a routing that sends one aggregate to one queue, a consumer of that queue sees an
- * aggregate's events in order. When a publish fails at once (channel or connection closed), the
- * rest of the batch is not sent and is answered retryable.
- *
- * <p><b>Failures.</b> Unroutable (returned under {@code mandatory}: no queue bound for the routing
- * key): permanent, with the exchange, key and reply text. Broker unreachable, connection or channel
- * closed, nack, no confirm within the timeout: retryable. A channel-level error such as an unknown
- * exchange or {@code ACCESS_REFUSED} closes the channel and cannot be pinned to one message: the
- * events in flight are answered retryable with the broker's reason (the relay dead-letters them
- * after its maximum attempts), and the next batch opens a new channel.
+ * <p><b>Failures.</b> Permanent, for that event alone: the routing threw; a short string over
+ * {@value #MAX_SHORT_STRING} bytes (exchange, routing key, e.g. a long event type with {@link
+ * AmqpRouting#byEventType}, the {@code type} property, a header name), checked before {@code
+ * basicPublish}; anything else {@code basicPublish} refuses to encode; unroutable (returned under
+ * {@code mandatory}: no queue bound for the routing key), with the exchange, key and reply text.
+ * Retryable: broker unreachable (the rest of the batch is then answered retryable without trying),
+ * connection or channel closed, nack (e.g. a queue with {@code x-overflow=reject-publish} that is
+ * full), no confirm within the timeout. Any exception out of {@code basicPublish} leaves the
+ * channel's confirm numbering unknown (the client counts the sequence number before it encodes the
+ * frame): the publisher closes that channel, answers its unconfirmed messages retryable, and goes
+ * on with a fresh channel. A channel-level error such as an unknown exchange or {@code
+ * ACCESS_REFUSED} closes the channel and cannot be pinned to one message: the events in flight are
+ * answered retryable with the broker's reason (the relay dead-letters them after its maximum
+ * attempts), and the next event opens a new channel.
  *
  * <p><b>Threads.</b> An AMQP channel must not be used by two threads at once; this publisher owns
  * its channel and guards it with a lock, so it is thread-safe. Given a connection, it opens its own
@@ -82,6 +95,9 @@ public final class RabbitMqPublisher implements Publisher {
   /** The header that carries the aggregate id: {@value}. */
   public static final String AGGREGATE_ID_HEADER = "aggregate_id";
 
+  /** The longest AMQP short string, in bytes: {@value}. */
+  public static final int MAX_SHORT_STRING = 255;
+
   /** How long to wait for a publisher confirm, by default: 30 seconds. */
   public static final Duration DEFAULT_CONFIRM_TIMEOUT = Duration.ofSeconds(30);
 
@@ -90,9 +106,11 @@ public final class RabbitMqPublisher implements Publisher {
   private final AmqpRouting routing;
   private final Duration confirmTimeout;
   private final ReentrantLock lock = new ReentrantLock();
+  private final ExecutorService sender;
+  private final AggregateSequencer sequencer;
   private @Nullable Connection ownConnection;
   private @Nullable ConfirmChannel current;
-  private boolean closed;
+  private volatile boolean closed;
 
   private RabbitMqPublisher(Builder b) {
     this.hostConnection = b.connection;
@@ -105,6 +123,14 @@ public final class RabbitMqPublisher implements Publisher {
     this.factory = f;
     this.routing = b.routing;
     this.confirmTimeout = b.confirmTimeout;
+    this.sender =
+        Executors.newSingleThreadExecutor(
+            r -> {
+              Thread t = new Thread(r, "pgoutbox-rabbitmq-publisher");
+              t.setDaemon(true);
+              return t;
+            });
+    this.sequencer = AggregateSequencer.custom().executor(sender).build();
   }
 
   /**
@@ -125,58 +151,135 @@ public final class RabbitMqPublisher implements Publisher {
 
   @Override
   public CompletionStage<List<PublishResult>> publish(List<OutboxMessage> batch) {
-    List<CompletableFuture<PublishResult>> results = new ArrayList<>(batch.size());
+    if (closed) {
+      throw new IllegalStateException("RabbitMqPublisher is closed");
+    }
+    AtomicReference<@Nullable String> down = new AtomicReference<>();
+    return sequencer.publish(batch, m -> send(m, down));
+  }
+
+  /** Sends one event, on the sender thread; {@code down} stops the batch after an outage. */
+  private CompletableFuture<PublishResult> send(
+      OutboxMessage m, AtomicReference<@Nullable String> down) {
+    String unreachable = down.get();
+    if (unreachable != null) {
+      return CompletableFuture.completedFuture(PublishResult.retryable(unreachable));
+    }
+    AmqpRoute route;
+    AMQP.BasicProperties properties;
+    byte[] body;
+    try {
+      route = requireNonNull(routing.route(m), "routing returned null");
+      properties = properties(m);
+      String unencodable = unencodable(route, properties);
+      if (unencodable != null) {
+        return CompletableFuture.completedFuture(
+            PublishResult.permanent("cannot encode the AMQP message: " + unencodable));
+      }
+      body = m.payloadBytes();
+    } catch (RuntimeException e) {
+      return CompletableFuture.completedFuture(
+          PublishResult.permanent("cannot build the AMQP message: " + e));
+    }
     lock.lock();
     try {
       if (closed) {
-        throw new IllegalStateException("RabbitMqPublisher is closed");
+        return CompletableFuture.completedFuture(
+            PublishResult.retryable("not sent: the RabbitMQ publisher was closed"));
       }
       ConfirmChannel ch;
       try {
         ch = channel();
       } catch (IOException | TimeoutException | RuntimeException e) {
-        PublishResult down = PublishResult.retryable("RabbitMQ unreachable: " + e);
-        return CompletableFuture.completedFuture(Collections.nCopies(batch.size(), down));
+        String reason = "RabbitMQ unreachable: " + e;
+        down.compareAndSet(null, reason);
+        return CompletableFuture.completedFuture(PublishResult.retryable(reason));
       }
-      String broken = null;
-      for (OutboxMessage m : batch) {
-        if (broken != null) {
-          results.add(CompletableFuture.completedFuture(PublishResult.retryable(broken)));
-          continue;
-        }
-        AmqpRoute route;
-        try {
-          route = requireNonNull(routing.route(m), "routing returned null");
-        } catch (RuntimeException e) {
-          results.add(
-              CompletableFuture.completedFuture(
-                  PublishResult.permanent("AMQP routing failed for event " + m.id() + ": " + e)));
-          continue;
-        }
-        Pending pending = new Pending(m.id().toString(), route);
-        long seq = ch.channel.getNextPublishSeqNo();
-        ch.outstanding.put(seq, pending);
-        try {
-          ch.channel.basicPublish(
-              route.exchange(), route.routingKey(), true, properties(m), m.payloadBytes());
-        } catch (IOException | AlreadyClosedException e) {
-          ch.outstanding.remove(seq);
-          broken = "RabbitMQ channel closed while publishing: " + e.getMessage();
-          pending.complete(PublishResult.retryable(broken));
-        }
-        results.add(
-            pending.completeOnTimeout(
-                PublishResult.retryable(
-                    "no publisher confirm from RabbitMQ within " + confirmTimeout),
-                confirmTimeout.toMillis(),
-                TimeUnit.MILLISECONDS));
+      Pending pending = new Pending(m.id().toString(), route);
+      long seq = ch.channel.getNextPublishSeqNo();
+      ch.outstanding.put(seq, pending);
+      try {
+        ch.channel.basicPublish(route.exchange(), route.routingKey(), true, properties, body);
+      } catch (IOException | RuntimeException e) {
+        ch.outstanding.remove(seq);
+        // basicPublish counts the confirm sequence number before it writes the frame: after any
+        // exception the channel's numbering is unknown, so it is never used again.
+        abandon(ch);
+        pending.complete(
+            e instanceof IllegalArgumentException
+                ? PublishResult.permanent("cannot encode the AMQP message: " + e.getMessage())
+                : PublishResult.retryable(
+                    "RabbitMQ channel failed while publishing: " + e.getMessage()));
+        return pending;
       }
+      return pending.completeOnTimeout(
+          PublishResult.retryable("no publisher confirm from RabbitMQ within " + confirmTimeout),
+          confirmTimeout.toMillis(),
+          TimeUnit.MILLISECONDS);
     } finally {
       lock.unlock();
     }
-    CompletableFuture<?>[] all = results.toArray(new CompletableFuture<?>[0]);
-    return CompletableFuture.allOf(all)
-        .thenApply(v -> results.stream().map(CompletableFuture::join).toList());
+  }
+
+  /**
+   * Why the message cannot be encoded (a short string over {@value #MAX_SHORT_STRING} bytes), or
+   * null. Checked before {@code basicPublish}, which would throw half-way through.
+   */
+  static @Nullable String unencodable(AmqpRoute route, AMQP.BasicProperties properties) {
+    String problem = tooLong("exchange name", route.exchange());
+    if (problem == null) {
+      problem = tooLong("routing key", route.routingKey());
+    }
+    if (problem == null) {
+      problem = tooLong("message-id", properties.getMessageId());
+    }
+    if (problem == null) {
+      problem = tooLong("type (the event type)", properties.getType());
+    }
+    if (problem == null) {
+      problem = tooLong("content-type", properties.getContentType());
+    }
+    Map<String, Object> headers = properties.getHeaders();
+    if (problem == null && headers != null) {
+      for (String name : headers.keySet()) {
+        problem = tooLong("header name", name);
+        if (problem != null) {
+          break;
+        }
+      }
+    }
+    return problem;
+  }
+
+  private static @Nullable String tooLong(String what, @Nullable String value) {
+    if (value == null) {
+      return null;
+    }
+    int bytes = value.getBytes(StandardCharsets.UTF_8).length;
+    if (bytes <= MAX_SHORT_STRING) {
+      return null;
+    }
+    return what
+        + " is "
+        + bytes
+        + " bytes in UTF-8, AMQP allows at most "
+        + MAX_SHORT_STRING
+        + " ('"
+        + value.substring(0, 40)
+        + "...')";
+  }
+
+  /** Closes a channel whose state is unknown; its unconfirmed messages are answered retryable. */
+  private void abandon(ConfirmChannel ch) {
+    if (current == ch) {
+      current = null;
+    }
+    ch.shutDown("RabbitMQ channel abandoned after a failed publish; not confirmed");
+    try {
+      ch.channel.abort();
+    } catch (IOException | RuntimeException e) {
+      // Closing anyway.
+    }
   }
 
   /**
@@ -188,6 +291,7 @@ public final class RabbitMqPublisher implements Publisher {
     lock.lock();
     try {
       closed = true;
+      sender.shutdown();
       ConfirmChannel ch = current;
       current = null;
       if (ch != null && ch.channel.isOpen()) {
@@ -318,8 +422,11 @@ public final class RabbitMqPublisher implements Publisher {
     }
 
     private void shutDown(ShutdownSignalException cause) {
-      PublishResult lost =
-          PublishResult.retryable("RabbitMQ channel closed before confirm: " + cause.getMessage());
+      shutDown("RabbitMQ channel closed before confirm: " + cause.getMessage());
+    }
+
+    void shutDown(String reason) {
+      PublishResult lost = PublishResult.retryable(reason);
       outstanding.values().forEach(p -> p.complete(lost));
       outstanding.clear();
       returned.clear();

@@ -2,6 +2,7 @@ package dev.pgoutbox.relay.webhook;
 
 import static java.util.Objects.requireNonNull;
 
+import dev.pgoutbox.relay.AggregateSequencer;
 import dev.pgoutbox.relay.OutboxMessage;
 import dev.pgoutbox.relay.PublishResult;
 import dev.pgoutbox.relay.Publisher;
@@ -12,22 +13,17 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.net.http.HttpTimeoutException;
 import java.time.Clock;
+import java.time.DateTimeException;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.ZonedDateTime;
 import java.time.format.DateTimeFormatter;
-import java.time.format.DateTimeParseException;
-import java.util.ArrayList;
-import java.util.Arrays;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
-import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.ExecutionException;
-import java.util.concurrent.atomic.AtomicInteger;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -50,16 +46,19 @@ import org.jspecify.annotations.Nullable;
  * WebhookSignature#HEADER} (see {@link WebhookSignature}).
  *
  * <p><b>The answer.</b> 2xx: published. 408, 429, 5xx, timeouts and I/O errors (refused, reset):
- * retryable, with the server's {@code Retry-After} (seconds or HTTP-date) passed on to the relay.
- * Any other status (other 4xx, 3xx: redirects are not followed) and a request that cannot be built
- * (bad URL, a stored header the JDK refuses to send such as {@code Host}): permanent, with the
- * status and the start of the response body in the reason.
+ * retryable, with the server's {@code Retry-After} (seconds or HTTP-date, at most {@link
+ * #MAX_RETRY_AFTER}) passed on to the relay. Any other status (other 4xx, 3xx: redirects are not
+ * followed) and a request that cannot be built (bad URL, a stored header the JDK refuses to send
+ * such as {@code Host}): permanent, with the status and the start of the response body in the
+ * reason.
  *
- * <p><b>Order.</b> The requests of one batch run concurrently (up to {@link
- * Builder#maxConcurrency}), but those of one aggregate ({@code aggregate_type, aggregate_id}) are
- * sent one after another: the next only once the previous one got a 2xx. When one fails, the later
- * events of that aggregate in the batch are not sent and are answered retryable, so a receiver
- * never sees event N+1 of an aggregate before event N.
+ * <p><b>Order.</b> Requests go through {@link AggregateSequencer}: those of one batch run
+ * concurrently (up to {@link Builder#maxConcurrency} aggregates at once), but those of one
+ * aggregate ({@code aggregate_type, aggregate_id}) one after another, the next only once the
+ * previous one got a 2xx. When one fails, the later events of that aggregate in the batch are not
+ * sent and are answered retryable ("held back"), so a receiver never sees event N+1 of an aggregate
+ * before event N. Cancelling the stage {@code publish} returns (the relay does on its publish
+ * timeout) sends no further request and cancels the requests in flight.
  *
  * <p>Thread-safe. {@link #close()} closes the {@code HttpClient} only if this publisher created it.
  */
@@ -80,6 +79,13 @@ public final class WebhookPublisher implements Publisher {
   /** How many requests of a batch may be in flight at once, by default: {@value}. */
   public static final int DEFAULT_MAX_CONCURRENCY = 16;
 
+  /**
+   * The longest {@code Retry-After} hint this publisher passes on: 1 hour. A longer one (a huge
+   * number of seconds, a date years ahead) is cut to this, so that a receiver cannot park an
+   * aggregate for an absurd time; the relay's own backoff still applies on top.
+   */
+  public static final Duration MAX_RETRY_AFTER = Duration.ofHours(1);
+
   private static final int MAX_REASON_BODY = 200;
 
   private final WebhookRouting routing;
@@ -89,6 +95,7 @@ public final class WebhookPublisher implements Publisher {
   private final int maxConcurrency;
   private final byte @Nullable [] signingSecret;
   private final Clock clock;
+  private final AggregateSequencer sequencer;
 
   private WebhookPublisher(Builder b) {
     this.routing = b.routing;
@@ -96,6 +103,7 @@ public final class WebhookPublisher implements Publisher {
     this.maxConcurrency = b.maxConcurrency;
     this.signingSecret = b.signingSecret;
     this.clock = b.clock;
+    this.sequencer = AggregateSequencer.custom().maxInFlight(maxConcurrency).build();
     HttpClient given = b.httpClient;
     if (given != null) {
       this.client = given;
@@ -126,7 +134,7 @@ public final class WebhookPublisher implements Publisher {
 
   @Override
   public CompletionStage<List<PublishResult>> publish(List<OutboxMessage> batch) {
-    return new BatchRun(batch).start();
+    return sequencer.publish(batch, this::send);
   }
 
   /** Closes the {@code HttpClient} if this publisher created it. */
@@ -137,94 +145,43 @@ public final class WebhookPublisher implements Publisher {
     }
   }
 
-  /** One call of {@link #publish}: per-aggregate chains of requests, several chains at once. */
-  private final class BatchRun {
-    private final List<OutboxMessage> batch;
-    private final PublishResult[] results;
-    private final ConcurrentLinkedQueue<int[]> waiting = new ConcurrentLinkedQueue<>();
-    private final AtomicInteger chainsLeft;
-    private final CompletableFuture<List<PublishResult>> done = new CompletableFuture<>();
-
-    BatchRun(List<OutboxMessage> batch) {
-      this.batch = List.copyOf(batch);
-      this.results = new PublishResult[this.batch.size()];
-      Map<String, List<Integer>> chains = new LinkedHashMap<>();
-      for (int i = 0; i < this.batch.size(); i++) {
-        OutboxMessage m = this.batch.get(i);
-        chains
-            .computeIfAbsent(m.aggregateType() + '\u0000' + m.aggregateId(), k -> new ArrayList<>())
-            .add(i);
-      }
-      chains.values().forEach(c -> waiting.add(c.stream().mapToInt(Integer::intValue).toArray()));
-      this.chainsLeft = new AtomicInteger(chains.size());
+  /** Sends one event's request; cancelling the returned stage cancels the HTTP exchange. */
+  private CompletableFuture<PublishResult> send(OutboxMessage message) {
+    HttpRequest request;
+    try {
+      request = request(message);
+    } catch (RuntimeException e) {
+      return CompletableFuture.completedFuture(
+          PublishResult.permanent("cannot build the webhook request: " + e));
     }
-
-    CompletableFuture<List<PublishResult>> start() {
-      if (batch.isEmpty()) {
-        return CompletableFuture.completedFuture(List.of());
-      }
-      for (int i = 0; i < maxConcurrency; i++) {
-        int[] chain = waiting.poll();
-        if (chain == null) {
-          break;
-        }
-        send(chain, 0);
-      }
-      return done;
+    CompletableFuture<HttpResponse<String>> response;
+    try {
+      response = client.sendAsync(request, HttpResponse.BodyHandlers.ofString());
+    } catch (RuntimeException e) {
+      return CompletableFuture.completedFuture(
+          PublishResult.retryable("webhook " + request.uri() + ": " + e));
     }
-
-    private void send(int[] chain, int pos) {
-      int index = chain[pos];
-      OutboxMessage message = batch.get(index);
-      HttpRequest request;
-      try {
-        request = request(message);
-      } catch (RuntimeException e) {
-        answered(chain, pos, PublishResult.permanent("cannot build the webhook request: " + e));
-        return;
-      }
-      CompletableFuture<HttpResponse<String>> response;
-      try {
-        response = client.sendAsync(request, HttpResponse.BodyHandlers.ofString());
-      } catch (RuntimeException e) {
-        answered(chain, pos, PublishResult.retryable("webhook " + request.uri() + ": " + e));
-        return;
-      }
-      response.whenComplete(
-          (r, e) -> {
-            PublishResult result;
-            try {
-              result = e == null ? classify(request.uri(), r) : failure(request, e);
-            } catch (RuntimeException x) {
-              // Never leave a chain unanswered: the batch would wait for the publish timeout.
-              result =
-                  PublishResult.retryable("webhook " + request.uri() + ": unreadable answer: " + x);
-            }
-            answered(chain, pos, result);
-          });
-    }
-
-    private void answered(int[] chain, int pos, PublishResult result) {
-      results[chain[pos]] = result;
-      if (result instanceof PublishResult.Published && pos + 1 < chain.length) {
-        send(chain, pos + 1);
-        return;
-      }
-      for (int later = pos + 1; later < chain.length; later++) {
-        results[chain[later]] =
-            PublishResult.retryable(
-                "not sent: earlier event "
-                    + batch.get(chain[pos]).id()
-                    + " of this aggregate failed in the same batch");
-      }
-      int[] next = waiting.poll();
-      if (next != null) {
-        send(next, 0);
-      }
-      if (chainsLeft.decrementAndGet() == 0) {
-        done.complete(Arrays.asList(results));
-      }
-    }
+    // A plain future, not one derived from the client's: cancelling it must not race with the
+    // client's own completion of a cancelled exchange.
+    CompletableFuture<PublishResult> result = new CompletableFuture<>();
+    response.whenComplete(
+        (r, e) -> {
+          PublishResult answer;
+          try {
+            answer = e == null ? classify(request.uri(), r) : failure(request, e);
+          } catch (RuntimeException x) {
+            answer =
+                PublishResult.retryable("webhook " + request.uri() + ": unreadable answer: " + x);
+          }
+          result.complete(answer);
+        });
+    result.whenComplete(
+        (r, e) -> {
+          if (result.isCancelled()) {
+            response.cancel(true);
+          }
+        });
+    return result;
   }
 
   private HttpRequest request(OutboxMessage m) {
@@ -280,24 +237,31 @@ public final class WebhookPublisher implements Publisher {
     return PublishResult.retryable("webhook " + request.uri() + " " + what + ": " + cause);
   }
 
-  /** {@code Retry-After} as delay-seconds or an HTTP-date; null when absent or unreadable. */
+  /**
+   * {@code Retry-After} as delay-seconds or an HTTP-date, at most {@link #MAX_RETRY_AFTER}; null
+   * when absent or unreadable (negative numbers, garbage). A date in the past is zero.
+   */
   @Nullable Duration retryAfter(@Nullable String value) {
     if (value == null || value.isBlank()) {
       return null;
     }
     String v = value.trim();
-    if (v.chars().allMatch(Character::isDigit)) {
-      try {
-        return Duration.ofSeconds(Long.parseLong(v));
-      } catch (NumberFormatException e) {
-        return null;
+    if (v.chars().allMatch(c -> c >= '0' && c <= '9')) {
+      // Digits only: too many of them for a long is still "a long time".
+      if (v.length() > 18) {
+        return MAX_RETRY_AFTER;
       }
+      long seconds = Long.parseLong(v);
+      return seconds >= MAX_RETRY_AFTER.toSeconds() ? MAX_RETRY_AFTER : Duration.ofSeconds(seconds);
     }
     try {
       Instant at = ZonedDateTime.parse(v, DateTimeFormatter.RFC_1123_DATE_TIME).toInstant();
       Duration d = Duration.between(clock.instant(), at);
-      return d.isNegative() ? Duration.ZERO : d;
-    } catch (DateTimeParseException e) {
+      if (d.isNegative()) {
+        return Duration.ZERO;
+      }
+      return d.compareTo(MAX_RETRY_AFTER) > 0 ? MAX_RETRY_AFTER : d;
+    } catch (DateTimeException | ArithmeticException e) {
       return null;
     }
   }

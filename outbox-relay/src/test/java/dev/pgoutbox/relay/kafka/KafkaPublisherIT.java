@@ -15,12 +15,16 @@ import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.TimeUnit;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.config.TopicConfig;
 import org.apache.kafka.common.header.Header;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
@@ -118,7 +122,10 @@ class KafkaPublisherIT {
       assertThat(results.get(1))
           .isInstanceOfSatisfying(
               PublishResult.Retryable.class,
-              r -> assertThat(r.reason()).contains("earlier event " + huge.id()));
+              r ->
+                  assertThat(r.reason())
+                      .startsWith("held back: an earlier event of aggregate big/a-1 failed")
+                      .contains(huge.id().toString()));
       assertThat(results.get(2)).isEqualTo(PublishResult.published());
     }
   }
@@ -153,6 +160,114 @@ class KafkaPublisherIT {
       producer
           .send(new ProducerRecord<>("big-broker", "k", new byte[] {1}))
           .get(30, TimeUnit.SECONDS);
+    }
+  }
+
+  @Test
+  void recordTooLargeForTheTopicButNotTheClientHoldsBackTheNextEventOfItsAggregate()
+      throws Exception {
+    String topic = "small-topic";
+    try (Admin admin =
+        Admin.create(
+            Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers()))) {
+      admin
+          .createTopics(
+              List.of(
+                  new NewTopic(topic, 2, (short) 1)
+                      .configs(Map.of(TopicConfig.MAX_MESSAGE_BYTES_CONFIG, "20000"))))
+          .all()
+          .get(1, TimeUnit.MINUTES);
+    }
+    // 50 KB: the client (max.request.size 1 MB) lets it go, the topic refuses it. The events
+    // behind it would have travelled in later producer batches; they must not be sent at all.
+    OutboxMessage tooLarge = TestEvents.one(topic, "a-1", 1, "\"" + "x".repeat(50_000) + "\"");
+    OutboxMessage next = TestEvents.one(topic, "a-1", 2, "{\"aggregate\":\"a-1\",\"seq\":2}");
+    OutboxMessage other1 = TestEvents.one(topic, "b-1", 1, "{\"aggregate\":\"b-1\",\"seq\":1}");
+    OutboxMessage other2 = TestEvents.one(topic, "b-1", 2, "{\"aggregate\":\"b-1\",\"seq\":2}");
+    try (KafkaPublisher publisher =
+        KafkaPublisher.builder(kafka.bootstrapServers())
+            .routing(KafkaRouting.fixed(topic))
+            .build()) {
+      List<PublishResult> results =
+          publisher
+              .publish(List.of(tooLarge, next, other1, other2))
+              .toCompletableFuture()
+              .get(1, TimeUnit.MINUTES);
+      assertThat(results.get(0))
+          .isInstanceOfSatisfying(
+              PublishResult.Permanent.class,
+              p -> assertThat(p.reason()).contains("RecordTooLargeException").contains(topic));
+      assertThat(results.get(1))
+          .isInstanceOfSatisfying(
+              PublishResult.Retryable.class,
+              r ->
+                  assertThat(r.reason())
+                      .startsWith("held back")
+                      .contains(tooLarge.id().toString()));
+      assertThat(results.subList(2, 4)).containsOnly(PublishResult.published());
+    }
+    // Only b-1's two events are in the topic: a marker written last proves the read is complete.
+    try (KafkaProducer<String, byte[]> producer =
+        new KafkaProducer<>(
+            Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers()),
+            new StringSerializer(),
+            new ByteArraySerializer())) {
+      for (int p = 0; p < 2; p++) {
+        producer
+            .send(new ProducerRecord<>(topic, p, "marker", new byte[] {1}))
+            .get(30, TimeUnit.SECONDS);
+      }
+    }
+    List<String> keys = new java.util.ArrayList<>();
+    try (KafkaConsumer<String, byte[]> consumer =
+        new KafkaConsumer<>(
+            Map.of(
+                ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG,
+                kafka.bootstrapServers(),
+                ConsumerConfig.GROUP_ID_CONFIG,
+                "checker-" + UUID.randomUUID(),
+                ConsumerConfig.AUTO_OFFSET_RESET_CONFIG,
+                "earliest"),
+            new StringDeserializer(),
+            new ByteArrayDeserializer())) {
+      consumer.subscribe(List.of(topic));
+      Eventually.await(
+          "both markers",
+          Duration.ofMinutes(1),
+          () -> {
+            consumer.poll(Duration.ofMillis(200)).forEach(r -> keys.add(r.key()));
+            return keys.stream().filter("marker"::equals).count() == 2;
+          });
+    }
+    assertThat(keys).containsExactlyInAnyOrder("b-1", "b-1", "marker", "marker");
+  }
+
+  /**
+   * Not an assertion: what one event in flight per aggregate costs, printed for the README. The
+   * same 2,000 events as 2,000 aggregates of one event (all in one round trip), as 100 aggregates
+   * of 20 and as 10 aggregates of 200 (200 round trips).
+   */
+  @Test
+  void printsThroughputAcrossAggregatesAndWithinOne() throws Exception {
+    kafka.createTopic("speed", 4);
+    for (int linger : new int[] {5, 0}) {
+      try (KafkaPublisher publisher =
+          KafkaPublisher.builder(kafka.bootstrapServers())
+              .property(ProducerConfig.LINGER_MS_CONFIG, linger)
+              .build()) {
+        new Drain()
+            .all(publisher, TestEvents.of("speed", 50, 1, 50).batches(), Duration.ofMinutes(1));
+        for (int aggregates : new int[] {2000, 100, 10}) {
+          TestEvents events = TestEvents.of("speed", aggregates, 2000 / aggregates, 2000);
+          long started = System.nanoTime();
+          new Drain().all(publisher, events.batches(), Duration.ofMinutes(5));
+          double seconds = (System.nanoTime() - started) / 1e9;
+          System.out.printf(
+              "kafka linger.ms=%d: one batch of 2000 events over %d aggregate(s): %.2f s, %.0f"
+                  + " events/s%n",
+              linger, aggregates, seconds, 2000 / seconds);
+        }
+      }
     }
   }
 

@@ -44,6 +44,28 @@ class KafkaPublisherTest {
   }
 
   @Test
+  void refusesProducerSettingsThatScatterAnAggregateOverPartitionsNamingThem() {
+    assertThatThrownBy(
+            () ->
+                KafkaPublisher.builder("localhost:1")
+                    .property(ProducerConfig.PARTITIONER_IGNORE_KEYS_CONFIG, true))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("partitioner.ignore.keys=true");
+    assertThatThrownBy(
+            () ->
+                KafkaPublisher.builder("localhost:1")
+                    .property(
+                        ProducerConfig.PARTITIONER_CLASS_CONFIG,
+                        "org.apache.kafka.clients.producer.RoundRobinPartitioner"))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining(
+            "partitioner.class=org.apache.kafka.clients.producer.RoundRobinPartitioner");
+    // Keeping keys is fine.
+    KafkaPublisher.builder("localhost:1")
+        .property(ProducerConfig.PARTITIONER_IGNORE_KEYS_CONFIG, "false");
+  }
+
+  @Test
   void refusesBlankBootstrapServersAndTinyDeliveryTimeouts() {
     assertThatThrownBy(() -> KafkaPublisher.builder(" "))
         .isInstanceOf(IllegalArgumentException.class)

@@ -172,6 +172,192 @@ class RabbitMqPublisherIT {
   }
 
   @Test
+  void tooLongHeaderNameOrRoutingKeyIsThatEventsPermanentFailureAndTheChannelStaysInStep()
+      throws Exception {
+    String[] eq = exchangeWithQueue("shortstr");
+    String longName = "x-" + "h".repeat(300);
+    OutboxMessage good1 = TestEvents.one("shortstr", "a-1", 1, "{\"n\":1}");
+    OutboxMessage badHeader = withHeader(TestEvents.one("shortstr", "b-1", 1, "{}"), longName);
+    OutboxMessage afterBad = TestEvents.one("shortstr", "b-1", 2, "{}");
+    OutboxMessage badKey =
+        withEventType(TestEvents.one("shortstr", "c-1", 1, "{}"), "é".repeat(130));
+    OutboxMessage good2 = TestEvents.one("shortstr", "d-1", 1, "{\"n\":2}");
+    try (RabbitMqPublisher publisher =
+        RabbitMqPublisher.builder(factory(PORT), AmqpRouting.byEventType(eq[0]))
+            .confirmTimeout(Duration.ofSeconds(10))
+            .build()) {
+      List<PublishResult> results =
+          publisher
+              .publish(List.of(good1, badHeader, afterBad, badKey, good2))
+              .toCompletableFuture()
+              .get(1, TimeUnit.MINUTES);
+      assertThat(results.get(0)).isEqualTo(PublishResult.published());
+      assertThat(results.get(1))
+          .isInstanceOfSatisfying(
+              PublishResult.Permanent.class,
+              p -> assertThat(p.reason()).contains("header name is 302 bytes").contains("255"));
+      assertThat(results.get(2))
+          .isInstanceOfSatisfying(
+              PublishResult.Retryable.class,
+              r -> assertThat(r.reason()).startsWith("held back").contains("b-1"));
+      assertThat(results.get(3))
+          .isInstanceOfSatisfying(
+              PublishResult.Permanent.class,
+              p -> assertThat(p.reason()).contains("routing key is 260 bytes"));
+      assertThat(results.get(4)).isEqualTo(PublishResult.published());
+
+      // The channel's confirm numbering is intact: every later event is confirmed at once.
+      TestEvents later = TestEvents.of("shortstr", 20, 5, 25);
+      for (List<OutboxMessage> batch : later.batches()) {
+        assertThat(publisher.publish(batch).toCompletableFuture().get(1, TimeUnit.MINUTES))
+            .containsOnly(PublishResult.published());
+      }
+      Eventually.await(
+          "102 messages in the queue", Duration.ofSeconds(20), () -> messageCount(eq[1]) == 102);
+    }
+  }
+
+  @Test
+  void unroutableEventHoldsBackTheRestOfItsAggregateAndOtherAggregatesArePublished()
+      throws Exception {
+    String exchange = "pgoutbox.test.unroutable-run." + UUID.randomUUID();
+    adminChannel.exchangeDeclare(exchange, BuiltinExchangeType.DIRECT, false, true, null);
+    String queue = adminChannel.queueDeclare("", false, true, true, null).getQueue();
+    adminChannel.queueBind(queue, exchange, "bound.step");
+    OutboxMessage n1 = TestEvents.one("bound", "a-1", 1, "{}");
+    OutboxMessage n2 = withEventType(TestEvents.one("bound", "a-1", 2, "{}"), "nobody.step");
+    OutboxMessage n3 = TestEvents.one("bound", "a-1", 3, "{}");
+    OutboxMessage other = TestEvents.one("bound", "b-1", 1, "{}");
+    try (RabbitMqPublisher publisher =
+        RabbitMqPublisher.builder(factory(PORT), AmqpRouting.byEventType(exchange)).build()) {
+      List<PublishResult> results =
+          publisher
+              .publish(List.of(n1, n2, n3, other))
+              .toCompletableFuture()
+              .get(1, TimeUnit.MINUTES);
+      assertThat(results.get(0)).isEqualTo(PublishResult.published());
+      assertThat(results.get(1))
+          .isInstanceOfSatisfying(
+              PublishResult.Permanent.class, p -> assertThat(p.reason()).contains("unroutable"));
+      assertThat(results.get(2))
+          .isInstanceOfSatisfying(
+              PublishResult.Retryable.class,
+              r ->
+                  assertThat(r.reason())
+                      .startsWith("held back: an earlier event of aggregate bound/a-1 failed"));
+      assertThat(results.get(3)).isEqualTo(PublishResult.published());
+    }
+    Eventually.await(
+        "2 messages in the queue", Duration.ofSeconds(10), () -> messageCount(queue) == 2);
+  }
+
+  @Test
+  void nackedEventHoldsBackTheRestOfItsAggregateAndOtherAggregatesArePublished() throws Exception {
+    String exchange = "pgoutbox.test.nack." + UUID.randomUUID();
+    adminChannel.exchangeDeclare(exchange, BuiltinExchangeType.DIRECT, false, true, null);
+    String full =
+        adminChannel
+            .queueDeclare(
+                "", false, true, true, Map.of("x-max-length", 1, "x-overflow", "reject-publish"))
+            .getQueue();
+    adminChannel.queueBind(full, exchange, "full.step");
+    String roomy = adminChannel.queueDeclare("", false, true, true, null).getQueue();
+    adminChannel.queueBind(roomy, exchange, "roomy.step");
+    List<OutboxMessage> batch =
+        List.of(
+            TestEvents.one("full", "a-1", 1, "{}"),
+            TestEvents.one("full", "a-1", 2, "{}"),
+            TestEvents.one("full", "a-1", 3, "{}"),
+            TestEvents.one("roomy", "b-1", 1, "{}"),
+            TestEvents.one("roomy", "b-1", 2, "{}"));
+    try (RabbitMqPublisher publisher =
+        RabbitMqPublisher.builder(factory(PORT), AmqpRouting.byEventType(exchange)).build()) {
+      List<PublishResult> results =
+          publisher.publish(batch).toCompletableFuture().get(1, TimeUnit.MINUTES);
+      assertThat(results.get(0)).isEqualTo(PublishResult.published());
+      assertThat(results.get(1))
+          .isInstanceOfSatisfying(
+              PublishResult.Retryable.class, r -> assertThat(r.reason()).contains("nacked"));
+      assertThat(results.get(2))
+          .isInstanceOfSatisfying(
+              PublishResult.Retryable.class, r -> assertThat(r.reason()).startsWith("held back"));
+      assertThat(results.subList(3, 5)).containsOnly(PublishResult.published());
+
+      // The same publisher goes on: once the queue has room, the held-back events go out.
+      adminChannel.queuePurge(full);
+      adminChannel.queueDelete(full);
+      String replacement = adminChannel.queueDeclare("", false, true, true, null).getQueue();
+      adminChannel.queueBind(replacement, exchange, "full.step");
+      assertThat(
+              publisher.publish(batch.subList(1, 3)).toCompletableFuture().get(1, TimeUnit.MINUTES))
+          .containsOnly(PublishResult.published());
+      Eventually.await(
+          "2 messages in the new queue",
+          Duration.ofSeconds(10),
+          () -> messageCount(replacement) == 2);
+    }
+    Eventually.await(
+        "2 messages in the roomy queue", Duration.ofSeconds(10), () -> messageCount(roomy) == 2);
+  }
+
+  @Test
+  void aChannelClosedByTheBrokerIsReplacedAndLaterBatchesAreAllPublished() throws Exception {
+    String[] eq = exchangeWithQueue("closed");
+    String missing = "pgoutbox.test.missing." + UUID.randomUUID();
+    AmqpRouting routing =
+        m -> new AmqpRoute(m.aggregateId().equals("gone") ? missing : eq[0], m.eventType());
+    TestEvents events = TestEvents.of("closed", 50, 4, 50);
+    try (RabbitMqPublisher publisher =
+        RabbitMqPublisher.builder(factory(PORT), routing)
+            .confirmTimeout(Duration.ofSeconds(10))
+            .build()) {
+      // The unknown exchange makes RabbitMQ close the channel (404): its event and whatever was
+      // in flight with it are answered retryable, never published twice in a wrong order.
+      List<PublishResult> first =
+          publisher
+              .publish(List.of(TestEvents.one("closed", "gone", 1, "{}")))
+              .toCompletableFuture()
+              .get(1, TimeUnit.MINUTES);
+      assertThat(first.get(0))
+          .isInstanceOfSatisfying(
+              PublishResult.Retryable.class,
+              r -> assertThat(r.reason()).containsAnyOf("NOT_FOUND", "closed"));
+      new Drain().all(publisher, events.batches(), Duration.ofMinutes(2));
+    }
+    OrderChecker checker = events.checker();
+    consume(eq[1], events.size(), checker, "closed");
+    checker.assertComplete();
+  }
+
+  private static OutboxMessage withHeader(OutboxMessage m, String name) {
+    Map<String, String> headers = new java.util.HashMap<>(m.headers());
+    headers.put(name, "v");
+    return new OutboxMessage(
+        m.id(),
+        m.position(),
+        m.aggregateType(),
+        m.aggregateId(),
+        m.eventType(),
+        m.payload(),
+        headers,
+        m.attempt(),
+        m.createdAt());
+  }
+
+  private static OutboxMessage withEventType(OutboxMessage m, String eventType) {
+    return new OutboxMessage(
+        m.id(),
+        m.position(),
+        m.aggregateType(),
+        m.aggregateId(),
+        eventType,
+        m.payload(),
+        m.headers(),
+        m.attempt(),
+        m.createdAt());
+  }
+
+  @Test
   void closingThePublisherLeavesTheHostConnectionOpen() throws Exception {
     String[] eq = exchangeWithQueue("host");
     try (Connection host = factory(PORT).newConnection("pgoutbox-test-host")) {

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpServer;
+import dev.pgoutbox.relay.AggregateSequencer;
 import dev.pgoutbox.relay.OutboxMessage;
 import dev.pgoutbox.relay.PublishResult;
 import dev.pgoutbox.relay.brokers.Drain;
@@ -24,6 +25,7 @@ import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
@@ -153,7 +155,7 @@ class WebhookPublisherIT {
           assertThat(rt.reason()).contains("HTTP 503");
           assertThat(rt.retryAfter()).isEqualTo(Duration.ofSeconds(7));
         } else {
-          assertThat(rt.reason()).contains("not sent: earlier event");
+          assertThat(rt.reason()).startsWith("held back: an earlier event of aggregate");
           assertThat(rt.retryAfter()).isNull();
         }
       }
@@ -221,7 +223,10 @@ class WebhookPublisherIT {
       assertThat(results.get(1))
           .isInstanceOfSatisfying(
               PublishResult.Retryable.class,
-              r -> assertThat(r.reason()).contains("earlier event " + rejected.id()));
+              r ->
+                  assertThat(r.reason())
+                      .startsWith("held back")
+                      .contains(rejected.id().toString()));
       assertThat(results.get(2)).isEqualTo(PublishResult.published());
     }
   }
@@ -282,6 +287,54 @@ class WebhookPublisherIT {
               PublishResult.Retryable.class, rt -> assertThat(rt.reason()).contains("timed out"));
     } finally {
       release.countDown();
+    }
+  }
+
+  @Test
+  void cancellingThePublishStopsTheChainAndCancelsTheRequestInFlight() throws Exception {
+    CountDownLatch entered = new CountDownLatch(1);
+    CountDownLatch release = new CountDownLatch(1);
+    CountDownLatch answered = new CountDownLatch(1);
+    answer =
+        (exchange, body) -> {
+          if ("a-1"
+              .equals(
+                  exchange.getRequestHeaders().getFirst(WebhookPublisher.AGGREGATE_ID_HEADER))) {
+            entered.countDown();
+            try {
+              release.await(1, TimeUnit.MINUTES);
+            } catch (InterruptedException e) {
+              Thread.currentThread().interrupt();
+            }
+            answered.countDown();
+          }
+          return 204;
+        };
+    try (WebhookPublisher publisher = WebhookPublisher.builder(endpoint()).build()) {
+      CompletableFuture<List<PublishResult>> run =
+          publisher
+              .publish(
+                  List.of(
+                      TestEvents.one("order", "a-1", 1, "{}"),
+                      TestEvents.one("order", "a-1", 2, "{}"),
+                      TestEvents.one("order", "a-1", 3, "{}")))
+              .toCompletableFuture();
+      assertThat(entered.await(1, TimeUnit.MINUTES)).isTrue();
+
+      assertThat(run.cancel(true)).isTrue();
+      assertThat(((AggregateSequencer.Run) run).answeredSoFar()).containsOnlyNulls();
+      release.countDown();
+      assertThat(answered.await(1, TimeUnit.MINUTES)).isTrue();
+
+      // A later batch on the same publisher goes through; a-1#2 was never sent.
+      assertThat(
+              publisher
+                  .publish(List.of(TestEvents.one("order", "b-1", 1, "{}")))
+                  .toCompletableFuture()
+                  .get(1, TimeUnit.MINUTES))
+          .containsExactly(PublishResult.published());
+      assertThat(received).containsExactly("a-1#1", "b-1#1");
+      assertThat(run).isCancelled();
     }
   }
 

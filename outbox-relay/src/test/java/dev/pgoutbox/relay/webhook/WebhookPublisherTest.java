@@ -76,6 +76,30 @@ class WebhookPublisherTest {
   }
 
   @Test
+  void boundsRetryAfterAtMaxRetryAfterWhateverTheServerSays() {
+    Instant now = Instant.parse("2026-01-01T10:00:00Z");
+    try (WebhookPublisher p =
+        WebhookPublisher.builder(URI.create("http://localhost/x"))
+            .clock(Clock.fixed(now, ZoneOffset.UTC))
+            .build()) {
+      assertThat(WebhookPublisher.MAX_RETRY_AFTER).isEqualTo(Duration.ofHours(1));
+      assertThat(p.retryAfter("3599")).isEqualTo(Duration.ofSeconds(3599));
+      assertThat(p.retryAfter("3601")).isEqualTo(WebhookPublisher.MAX_RETRY_AFTER);
+      assertThat(p.retryAfter("9223372036854775807")).isEqualTo(WebhookPublisher.MAX_RETRY_AFTER);
+      assertThat(p.retryAfter("99999999999999999999999999999"))
+          .isEqualTo(WebhookPublisher.MAX_RETRY_AFTER);
+      assertThat(p.retryAfter("Fri, 31 Dec 9999 23:59:59 GMT"))
+          .isEqualTo(WebhookPublisher.MAX_RETRY_AFTER);
+      assertThat(p.retryAfter("Thu, 01 Jan 2026 10:30:00 GMT")).isEqualTo(Duration.ofMinutes(30));
+      assertThat(p.retryAfter("-5")).isNull();
+      assertThat(p.retryAfter("1e9")).isNull();
+      assertThat(p.retryAfter("١٢")).isNull(); // Arabic-Indic digits are not delay-seconds
+      assertThat(p.retryAfter("   ")).isNull();
+      assertThat(p.retryAfter("Thu, 01 Jan 2026 10:30:00 +99999")).isNull();
+    }
+  }
+
+  @Test
   void refusesBadSettingsNamingThemAndTheirBounds() {
     assertThatThrownBy(() -> WebhookPublisher.builder(URI.create("ftp://x/y")))
         .isInstanceOf(IllegalArgumentException.class)

@@ -74,7 +74,9 @@ class ChaosCommandIT {
         .as("the checker read everything the broker holds: %s", result.get("checker_error"))
         .isTrue();
     assertThat(result.get("verdict").asText()).isEqualTo("passed");
-    assertThat(result.get("written").asLong()).isGreaterThan(4_000);
+    // How much the writers get through depends on the machine's load (1,600-8,000 seen); what
+    // the run proves is that all of it arrives in order, so only ask that there was real traffic.
+    assertThat(result.get("written").asLong()).isGreaterThan(500);
     assertThat(result.get("written_in_db").asLong()).isEqualTo(result.get("written").asLong());
     assertThat(result.get("delivered").asLong()).isEqualTo(result.get("written").asLong());
     assertThat(result.get("published").asLong()).isEqualTo(result.get("written").asLong());

@@ -5,7 +5,7 @@ import static org.jooq.impl.DSL.currentOffsetDateTime;
 import static org.jooq.impl.DSL.field;
 import static org.jooq.impl.DSL.lateral;
 import static org.jooq.impl.DSL.name;
-import static org.jooq.impl.DSL.orderBy;
+import static org.jooq.impl.DSL.partitionBy;
 import static org.jooq.impl.DSL.rowNumber;
 import static org.jooq.impl.DSL.select;
 import static org.jooq.impl.DSL.selectOne;
@@ -58,6 +58,7 @@ public final class Claimer {
   private final int batchSize;
   private final Ordering ordering;
   private final boolean releaseDeadAggregates;
+  private final int lockNamespace;
   private int headsToClaim;
 
   /**
@@ -72,12 +73,22 @@ public final class Claimer {
   private boolean lastClaimShort = true;
   private int lastHeadsFound = Integer.MAX_VALUE;
 
-  /** A claimer for batches of at most {@code batchSize} events. */
-  public Claimer(int batchSize, Ordering ordering, DeadLetterPolicy deadLetterPolicy) {
+  /**
+   * A claimer for batches of at most {@code batchSize} events of the outbox in {@code schema}
+   * (which names the relays' aggregate locks: outboxes in other schemas do not contend).
+   */
+  public Claimer(
+      int batchSize, Ordering ordering, DeadLetterPolicy deadLetterPolicy, String schema) {
     this.batchSize = batchSize;
+    this.lockNamespace = Sql.aggregateLockNamespace(schema);
     this.ordering = ordering;
     this.releaseDeadAggregates = deadLetterPolicy == DeadLetterPolicy.RELEASE_AGGREGATE;
     this.headsToClaim = Math.min(batchSize, 32);
+  }
+
+  /** A claimer for the outbox in the default schema ({@code public}). */
+  public Claimer(int batchSize, Ordering ordering, DeadLetterPolicy deadLetterPolicy) {
+    this(batchSize, ordering, deadLetterPolicy, "public");
   }
 
   /**
@@ -126,11 +137,25 @@ public final class Claimer {
   }
 
   /**
-   * One statement: a CTE locks the heads ({@code FOR UPDATE SKIP LOCKED}), and a lateral join reads
-   * the run behind each, dealt out in rounds (the first event of every head, then the second of
-   * every head, ...) until the batch is full. Every aggregate this relay locked moves forward in
-   * this batch (no head is locked in vain, keeping other relays out for nothing), and a hot
-   * aggregate cannot crowd the others out.
+   * One statement in three steps, each row locked before it is handed out:
+   *
+   * <ol>
+   *   <li>{@code heads}: lock the head (oldest pending row) of eligible aggregates, oldest first,
+   *       {@code FOR UPDATE SKIP LOCKED};
+   *   <li>{@code owned}: keep the heads whose aggregate lock this transaction gets ({@link
+   *       Sql#tryLockAggregate}, a transaction-level advisory lock). Every relay takes it before it
+   *       reads an aggregate's run, so a head that became eligible behind a relay's back (a late
+   *       commit, an admin retry under {@link DeadLetterPolicy#RELEASE_AGGREGATE}) cannot let a
+   *       second relay in while the first still publishes;
+   *   <li>a lateral join locks ({@code FOR UPDATE}) and reads the run behind each owned head, dealt
+   *       out in rounds (the first event of every head, then the second, ...) until the batch is
+   *       full. Locking re-reads each row's latest version, so nothing another relay committed is
+   *       handed out again. Nobody else follows the protocol on these rows, so the lock waits at
+   *       most for an admin statement.
+   * </ol>
+   *
+   * Every aggregate this relay locked moves forward in this batch, and a hot aggregate cannot crowd
+   * the others out.
    */
   private List<ClaimedRow> claimStrict(DSLContext tx) {
     OutboxEvents e = OUTBOX_EVENTS.as("e");
@@ -149,7 +174,7 @@ public final class Claimer {
     CommonTableExpression<Record3<String, String, Long>> heads =
         name("heads")
             .fields("t", "a", "p")
-            .as(
+            .asMaterialized(
                 select(e.AGGREGATE_TYPE, e.AGGREGATE_ID, e.POSITION)
                     .from(e)
                     .where(e.PROCESSED_AT.isNull())
@@ -161,9 +186,23 @@ public final class Claimer {
                     .forUpdate()
                     .of(e)
                     .skipLocked());
-    Field<String> headType = heads.field("t", String.class);
-    Field<String> headId = heads.field("a", String.class);
-    Field<Long> headPosition = heads.field("p", Long.class);
+    CommonTableExpression<Record3<String, String, Long>> owned =
+        name("owned")
+            .fields("t", "a", "p")
+            .asMaterialized(
+                select(
+                        heads.field("t", String.class),
+                        heads.field("a", String.class),
+                        heads.field("p", Long.class))
+                    .from(heads)
+                    .where(
+                        Sql.tryLockAggregate(
+                            lockNamespace,
+                            heads.field("t", String.class),
+                            heads.field("a", String.class))));
+    Field<String> headType = owned.field("t", String.class);
+    Field<String> headId = owned.field("a", String.class);
+    Field<Long> headPosition = owned.field("p", Long.class);
 
     // Enough per aggregate to fill the batch when runs are uneven, without reading whole runs.
     // Sized by the heads the last claim found: fewer than asked for when few aggregates are
@@ -181,16 +220,29 @@ public final class Claimer {
     if (releaseDeadAggregates) {
       inRun = inRun.and(r.DEAD_AT.isNull());
     }
-    List<SelectField<?>> runColumns = new ArrayList<>(columns(r));
-    runColumns.add(rowNumber().over(orderBy(r.POSITION)).as("rn"));
     Table<Record> run =
-        lateral(select(runColumns).from(r).where(inRun).orderBy(r.POSITION).limit(perAggregate))
+        lateral(
+                select(columns(r))
+                    .from(r)
+                    .where(inRun)
+                    .orderBy(r.POSITION)
+                    .limit(perAggregate)
+                    .forUpdate()
+                    .of(r))
             .as("x");
-    Field<Integer> rn = run.field("rn", Integer.class);
+    Field<Integer> rn =
+        rowNumber()
+            .over(
+                partitionBy(run.field(r.AGGREGATE_TYPE), run.field(r.AGGREGATE_ID))
+                    .orderBy(run.field(r.POSITION)))
+            .as("rn");
+    List<SelectField<?>> selected = new ArrayList<>(List.of(run.fields()));
+    selected.add(rn);
     List<Record> records =
         tx.with(heads)
-            .select(run.fields())
-            .from(heads)
+            .with(owned)
+            .select(selected)
+            .from(owned)
             .crossJoin(run)
             .orderBy(rn, headPosition)
             .limit(batchSize)
@@ -202,7 +254,7 @@ public final class Claimer {
     for (Record record : records) {
       ClaimedRow row = toRow(record);
       fetched.add(row);
-      if (record.get(rn) == 1) {
+      if (record.get(rn.getName(), Integer.class) == 1) {
         headsFound++;
         firstHead = firstHead == null ? row.position() : Math.min(firstHead, row.position());
       }

@@ -24,9 +24,12 @@ import org.jooq.DSLContext;
 import org.jooq.Field;
 import org.jooq.JSONB;
 import org.jooq.Record;
+import org.jooq.Record1;
 import org.jooq.Record3;
+import org.jooq.Record4;
 import org.jooq.SelectField;
 import org.jooq.Table;
+import org.jooq.impl.DSL;
 
 /**
  * Claims due events inside the caller's transaction, through the generated jOOQ tables.
@@ -137,7 +140,7 @@ public final class Claimer {
   }
 
   /**
-   * One statement in three steps, each row locked before it is handed out:
+   * One statement in four steps, each row locked before it is handed out:
    *
    * <ol>
    *   <li>{@code heads}: lock the head (oldest pending row) of eligible aggregates, oldest first,
@@ -147,15 +150,23 @@ public final class Claimer {
    *       reads an aggregate's run, so a head that became eligible behind a relay's back (a late
    *       commit, an admin retry under {@link DeadLetterPolicy#RELEASE_AGGREGATE}) cannot let a
    *       second relay in while the first still publishes;
-   *   <li>a lateral join locks ({@code FOR UPDATE}) and reads the run behind each owned head, dealt
-   *       out in rounds (the first event of every head, then the second, ...) until the batch is
-   *       full. Locking re-reads each row's latest version, so nothing another relay committed is
-   *       handed out again. Nobody else follows the protocol on these rows, so the lock waits at
-   *       most for an admin statement.
+   *   <li>{@code chosen}: a lateral join reads the run behind each owned head, dealt out in rounds
+   *       (the first event of every head, then the second, ...) until the batch is full;
+   *   <li>the chosen rows are locked ({@code FOR UPDATE}) and read, and only they: locking re-reads
+   *       each row's latest version, so a row another relay published before this one got the
+   *       aggregate is not handed out again, and a row that stopped being due comes back with
+   *       {@code due = false} and ends its run. No other relay locks rows of an owned aggregate, so
+   *       the lock waits only for an admin statement, or for a relay that locked a late head and
+   *       then failed to get its aggregate (it keeps that row lock until it commits); {@code
+   *       lock_timeout} bounds the wait, and PostgreSQL breaks the rare deadlock by failing one
+   *       batch, which is retried.
    * </ol>
    *
-   * Every aggregate this relay locked moves forward in this batch, and a hot aggregate cannot crowd
-   * the others out.
+   * <p>Each owned head holds one advisory lock until commit: at most {@code batchSize} entries of
+   * PostgreSQL's lock table per relay.
+   *
+   * <p>Every aggregate this relay locked moves forward in this batch, and a hot aggregate cannot
+   * crowd the others out.
    */
   private List<ClaimedRow> claimStrict(DSLContext tx) {
     OutboxEvents e = OUTBOX_EVENTS.as("e");
@@ -220,32 +231,42 @@ public final class Claimer {
     if (releaseDeadAggregates) {
       inRun = inRun.and(r.DEAD_AT.isNull());
     }
-    Table<Record> run =
-        lateral(
-                select(columns(r))
-                    .from(r)
-                    .where(inRun)
-                    .orderBy(r.POSITION)
-                    .limit(perAggregate)
-                    .forUpdate()
-                    .of(r))
+    Table<Record1<Long>> run =
+        lateral(select(r.POSITION).from(r).where(inRun).orderBy(r.POSITION).limit(perAggregate))
             .as("x");
-    Field<Integer> rn =
-        rowNumber()
-            .over(
-                partitionBy(run.field(r.AGGREGATE_TYPE), run.field(r.AGGREGATE_ID))
-                    .orderBy(run.field(r.POSITION)))
-            .as("rn");
-    List<SelectField<?>> selected = new ArrayList<>(List.of(run.fields()));
+    Field<Long> runPosition = run.field(r.POSITION);
+    CommonTableExpression<Record4<String, String, Long, Integer>> chosen =
+        name("chosen")
+            .fields("t", "a", "p", "rn")
+            .asMaterialized(
+                select(
+                        headType,
+                        headId,
+                        runPosition,
+                        rowNumber()
+                            .over(partitionBy(headType, headId).orderBy(runPosition))
+                            .as("rn"))
+                    .from(owned)
+                    .crossJoin(run)
+                    .orderBy(DSL.field(name("rn")), headPosition)
+                    .limit(batchSize));
+    OutboxEvents c = OUTBOX_EVENTS.as("c");
+    Field<Integer> rn = chosen.field("rn", Integer.class);
+    List<SelectField<?>> selected = new ArrayList<>(columns(c));
     selected.add(rn);
     List<Record> records =
         tx.with(heads)
             .with(owned)
+            .with(chosen)
             .select(selected)
-            .from(owned)
-            .crossJoin(run)
-            .orderBy(rn, headPosition)
-            .limit(batchSize)
+            .from(chosen)
+            .join(c)
+            .on(c.AGGREGATE_TYPE.eq(chosen.field("t", String.class)))
+            .and(c.AGGREGATE_ID.eq(chosen.field("a", String.class)))
+            .and(c.POSITION.eq(chosen.field("p", Long.class)))
+            .where(c.PROCESSED_AT.isNull())
+            .forUpdate()
+            .of(c)
             .fetch();
 
     List<ClaimedRow> fetched = new ArrayList<>(records.size());
@@ -254,7 +275,7 @@ public final class Claimer {
     for (Record record : records) {
       ClaimedRow row = toRow(record);
       fetched.add(row);
-      if (record.get(rn.getName(), Integer.class) == 1) {
+      if (record.get(rn) == 1) {
         headsFound++;
         firstHead = firstHead == null ? row.position() : Math.min(firstHead, row.position());
       }

@@ -55,6 +55,13 @@ public final class Claimer {
           .thenComparing(ClaimedRow::aggregateType)
           .thenComparingLong(ClaimedRow::position);
 
+  /**
+   * Most aggregates one strict claim takes. Each holds an entry of PostgreSQL's shared lock table
+   * (sized {@code max_locks_per_transaction x max_connections}) until the batch commits, so a batch
+   * of 10,000 single-event aggregates must not take 10,000 of them.
+   */
+  static final int MAX_HEADS = 1_000;
+
   /** How often a claim scans from the very first pending row instead of the low-water mark. */
   private static final long FULL_SCAN_EVERY_NANOS = 1_000_000_000L;
 
@@ -162,7 +169,7 @@ public final class Claimer {
    *       batch, which is retried.
    * </ol>
    *
-   * <p>Each owned head holds one advisory lock until commit: at most {@code batchSize} entries of
+   * <p>Each owned head holds one advisory lock until commit: at most {@link #MAX_HEADS} entries of
    * PostgreSQL's lock table per relay.
    *
    * <p>Every aggregate this relay locked moves forward in this batch, and a hot aggregate cannot
@@ -314,10 +321,16 @@ public final class Claimer {
   private void adaptHeadsToClaim(int headsFound, int limit, List<ClaimedRow> rows) {
     long headsUsed = rows.stream().map(ClaimedRow::aggregate).distinct().count();
     if (rows.size() >= batchSize) {
-      headsToClaim = (int) Math.min(batchSize, Math.max(2, headsUsed + Math.max(2, headsUsed / 4)));
+      headsToClaim =
+          (int) Math.min(maxHeads(), Math.max(2, headsUsed + Math.max(2, headsUsed / 4)));
     } else if (headsFound == limit) {
-      headsToClaim = Math.min(batchSize, limit * 2);
+      headsToClaim = Math.min(maxHeads(), limit * 2);
     }
+  }
+
+  /** Most heads one claim asks for: each owned head holds an advisory lock until commit. */
+  private int maxHeads() {
+    return Math.min(batchSize, MAX_HEADS);
   }
 
   private static Condition isDue(OutboxEvents e) {

@@ -56,6 +56,13 @@ final class DrainCommand implements Callable<Integer> {
               + " max of each rate and ratio (default ${DEFAULT-VALUE})")
   int rounds;
 
+  @Option(
+      names = "--warmup",
+      description =
+          "First drain up to 20000 events, unreported, so the relay runs JIT-compiled in every"
+              + " measured round (a cold first drain is much slower than the next)")
+  boolean warmup;
+
   @Override
   public Integer call() throws Exception {
     Drains.Setup setup = setup(options, data, relaysOptions);
@@ -64,6 +71,18 @@ final class DrainCommand implements Callable<Integer> {
     }
     try (BenchDatabase db = BenchDatabase.open(options);
         BenchPublishers.Session session = publishers.open()) {
+      if (warmup) {
+        Drains.relays(
+            db,
+            new Drains.Setup(
+                Math.min(setup.events(), 20_000),
+                Math.min(setup.aggregates(), 2_000),
+                setup.relays(),
+                setup.batch(),
+                setup.ordering(),
+                setup.completion()),
+            session.factory());
+      }
       List<Result> results = new ArrayList<>();
       boolean verified = true;
       for (int round = 1; round <= rounds; round++) {

@@ -96,7 +96,7 @@ class BenchSmokeIT {
             remaining,
             LIMIT),
         scenario(
-            "drain --rounds 2 --no-ceiling --with-limit",
+            "drain --warmup --rounds 2 --no-ceiling --with-limit",
             DATA,
             drain,
             RUN,

@@ -104,7 +104,7 @@ public final class RelayConfig {
     this.synchronousCommit = b.synchronousCommit;
   }
 
-  /** The defaults listed in the README. */
+  /** The defaults listed in docs/relay.md. */
   public static RelayConfig ofDefaults() {
     return custom().build();
   }

@@ -4,8 +4,8 @@ import picocli.CommandLine;
 import picocli.CommandLine.Command;
 
 /**
- * {@code bench <scenario>}: the figures behind every performance claim of pgoutbox. See the README
- * section "Performance" for the commands and the results on a reference machine.
+ * {@code bench <scenario>}: the figures behind every performance claim of pgoutbox. See
+ * docs/performance.md for the commands and the results on a reference machine.
  */
 @Command(
     name = "bench",

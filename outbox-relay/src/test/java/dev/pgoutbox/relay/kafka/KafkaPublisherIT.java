@@ -243,9 +243,9 @@ class KafkaPublisherIT {
   }
 
   /**
-   * Not an assertion: what one event in flight per aggregate costs, printed for the README. The
-   * same 2,000 events as 2,000 aggregates of one event (all in one round trip), as 100 aggregates
-   * of 20 and as 10 aggregates of 200 (200 round trips).
+   * Not an assertion: what one event in flight per aggregate costs, printed for docs/publishers.md.
+   * The same 2,000 events as 2,000 aggregates of one event (all in one round trip), as 100
+   * aggregates of 20 and as 10 aggregates of 200 (200 round trips).
    */
   @Test
   void printsThroughputAcrossAggregatesAndWithinOne() throws Exception {

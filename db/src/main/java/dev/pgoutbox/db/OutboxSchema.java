@@ -44,7 +44,10 @@ public final class OutboxSchema {
   /** Flyway history table of the library's migrations, kept apart from the host's. */
   public static final String HISTORY_TABLE = "pgoutbox_schema_history";
 
-  /** The schema used when the host does not choose one. */
+  /**
+   * The schema used when the host does not choose one: {@value}. The one default of {@code Outbox},
+   * {@code Inbox}, {@code OutboxAdmin} and {@code OutboxRelay}.
+   */
   public static final String DEFAULT_SCHEMA = "public";
 
   /** Name of the schema the jOOQ classes are generated for, mapped at runtime. */

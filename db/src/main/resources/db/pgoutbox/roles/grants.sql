@@ -42,7 +42,7 @@ GRANT SELECT, INSERT, UPDATE, DELETE ON TABLE :"schema".outbox_relays TO :"relay
 -- warning see the writers' long transactions too, also run (PostgreSQL 10+, as a superuser):
 --   GRANT pg_read_all_stats TO <relay_role>;
 
--- The consumer: Inbox.handleOnce (INSERT .. ON CONFLICT DO NOTHING) and Inbox.purgeOlderThan.
+-- The consumer: Inbox.handleOnce (INSERT .. ON CONFLICT DO NOTHING) and Inbox.purgeProcessed.
 GRANT USAGE ON SCHEMA :"schema" TO :"consumer_role";
 -- INSERT: record a handled event (ON CONFLICT DO NOTHING needs no more); SELECT and DELETE: the
 -- purge, which finds old rows by age and deletes them.

@@ -4,18 +4,23 @@ import static dev.pgoutbox.db.jooq.Tables.PROCESSED_EVENTS;
 import static java.util.Objects.requireNonNull;
 
 import dev.pgoutbox.core.internal.Contexts;
+import dev.pgoutbox.core.internal.Retention;
 import dev.pgoutbox.core.internal.Texts;
 import dev.pgoutbox.db.OutboxSchema;
 import java.sql.Connection;
 import java.time.Duration;
 import java.time.OffsetDateTime;
 import java.util.UUID;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
 import javax.sql.DataSource;
 import org.jooq.DSLContext;
 import org.jooq.SQLDialect;
 import org.jooq.conf.Settings;
 import org.jooq.exception.DataAccessException;
 import org.jooq.impl.DSL;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Makes a consumer's handling of each event take effect once, however often the broker delivers it:
@@ -33,21 +38,23 @@ import org.jooq.impl.DSL;
  * }</pre>
  *
  * <p>Like {@link Outbox}, the inbox never begins, commits or rolls back, and refuses a connection
- * in auto-commit mode. Old rows are removed with {@link #purgeOlderThan(DataSource, Duration,
- * int)}.
+ * in auto-commit mode. Old rows are removed with {@link #purgeProcessed(DataSource, Duration,
+ * int)}, or on a schedule with {@link #scheduleRetention}; the names are {@code OutboxAdmin}'s.
  *
  * <p>Immutable and thread-safe: build one and share it.
  */
 public final class Inbox {
 
-  /** The schema used when none is set: {@value}. */
-  public static final String DEFAULT_SCHEMA = OutboxSchema.DEFAULT_SCHEMA;
-
   /** Longest consumer name: the column's size. */
   public static final int MAX_CONSUMER_LENGTH = 200;
 
-  /** Largest {@code batchSize} of {@link #purgeOlderThan(DataSource, Duration, int)}. */
-  public static final int MAX_PURGE_BATCH_SIZE = 100_000;
+  /**
+   * Largest {@code batchSize} of {@link #purgeProcessed(DataSource, Duration, int)}: {@value}. The
+   * same as {@code OutboxAdmin}'s.
+   */
+  public static final int MAX_PURGE_BATCH_SIZE = Retention.MAX_PURGE_BATCH_SIZE;
+
+  private static final Logger LOG = LoggerFactory.getLogger(Inbox.class);
 
   private final String schema;
   private final Settings settings;
@@ -117,40 +124,70 @@ public final class Inbox {
   }
 
   /**
-   * Deletes the inbox rows of every consumer processed more than {@code age} ago (by the database's
+   * Deletes the inbox rows of every consumer processed more than {@code olderThan} ago (by the database's
    * clock, read once at the start), {@code batchSize} rows per transaction, until none is left;
-   * rows locked by others are skipped. A redelivery older than {@code age} then runs its handler
-   * again: keep {@code age} well above the broker's longest redelivery delay.
+   * rows locked by others are skipped. A redelivery older than {@code olderThan} then runs its
+   * handler again: keep {@code olderThan} well above the broker's longest redelivery delay.
    *
    * <pre>{@code
-   * long deleted = inbox.purgeOlderThan(dataSource, Duration.ofDays(14), 1_000);
+   * long deleted = inbox.purgeProcessed(dataSource, Duration.ofDays(14), 1_000);
    * }</pre>
    *
    * @return the number of rows deleted
-   * @throws IllegalArgumentException if {@code age} is negative or {@code batchSize} is not between
+   * @throws IllegalArgumentException if {@code olderThan} is negative or {@code batchSize} is not between
    *     1 and {@value #MAX_PURGE_BATCH_SIZE}
    * @throws OutboxException if a statement fails; the batches committed before it stay deleted
    */
-  public long purgeOlderThan(DataSource dataSource, Duration age, int batchSize) {
+  public long purgeProcessed(DataSource dataSource, Duration olderThan, int batchSize) {
     requireNonNull(dataSource, "dataSource");
-    requirePurgeArguments(age, batchSize);
-    return purge(DSL.using(dataSource, SQLDialect.POSTGRES, settings), age, batchSize);
+    Retention.requirePurgeArguments(olderThan, batchSize);
+    return purge(DSL.using(dataSource, SQLDialect.POSTGRES, settings), olderThan, batchSize);
   }
 
   /**
-   * Like {@link #purgeOlderThan(DataSource, Duration, int)} on a jOOQ context: each batch is a
+   * Like {@link #purgeProcessed(DataSource, Duration, int)} on a jOOQ context: each batch is a
    * {@code transactionResult(...)} of {@code dsl}, that is its own transaction when {@code dsl} is
    * not in one, and a savepoint of the enclosing transaction when it is.
    *
    * @return the number of rows deleted
-   * @throws IllegalArgumentException if {@code age} is negative or {@code batchSize} is not between
+   * @throws IllegalArgumentException if {@code olderThan} is negative or {@code batchSize} is not between
    *     1 and {@value #MAX_PURGE_BATCH_SIZE}
    * @throws OutboxException if a statement fails
    */
-  public long purgeOlderThan(DSLContext dsl, Duration age, int batchSize) {
+  public long purgeProcessed(DSLContext dsl, Duration olderThan, int batchSize) {
     requireNonNull(dsl, "dsl");
-    requirePurgeArguments(age, batchSize);
-    return purge(Contexts.derive(dsl, schema), age, batchSize);
+    Retention.requirePurgeArguments(olderThan, batchSize);
+    return purge(Contexts.derive(dsl, schema), olderThan, batchSize);
+  }
+
+  /**
+   * Runs {@link #purgeProcessed(DataSource, Duration, int)} every {@code every} on the host's
+   * executor, as {@code OutboxAdmin.scheduleRetention} does for the outbox. Failures are logged and
+   * the next run tries again. Cancel the returned future to stop.
+   *
+   * <pre>{@code
+   * inbox.scheduleRetention(executor, dataSource, Duration.ofHours(1), Duration.ofDays(14), 1_000);
+   * }</pre>
+   *
+   * @throws IllegalArgumentException if {@code every} is not positive, {@code olderThan} is
+   *     negative or {@code batchSize} is not between 1 and {@value #MAX_PURGE_BATCH_SIZE}
+   */
+  public ScheduledFuture<?> scheduleRetention(
+      ScheduledExecutorService executor,
+      DataSource dataSource,
+      Duration every,
+      Duration olderThan,
+      int batchSize) {
+    requireNonNull(dataSource, "dataSource must not be null");
+    return Retention.schedule(
+        executor,
+        every,
+        olderThan,
+        batchSize,
+        () -> purgeProcessed(dataSource, olderThan, batchSize),
+        LOG,
+        "pgoutbox-inbox[" + schema + "]",
+        "processed_events rows");
   }
 
   /** The schema that holds the {@code processed_events} table. */
@@ -199,10 +236,10 @@ public final class Inbox {
     return true;
   }
 
-  private long purge(DSLContext dsl, Duration age, int batchSize) {
+  private long purge(DSLContext dsl, Duration olderThan, int batchSize) {
     try {
       OffsetDateTime cutoff =
-          dsl.select(DSL.currentOffsetDateTime()).fetchSingle().value1().minus(age);
+          dsl.select(DSL.currentOffsetDateTime()).fetchSingle().value1().minus(olderThan);
       long total = 0;
       int deleted;
       do {
@@ -240,26 +277,15 @@ public final class Inbox {
     requireNonNull(handler, "handler");
   }
 
-  private static void requirePurgeArguments(Duration age, int batchSize) {
-    requireNonNull(age, "age");
-    if (age.isNegative()) {
-      throw new IllegalArgumentException("age must not be negative, was " + age);
-    }
-    if (batchSize < 1 || batchSize > MAX_PURGE_BATCH_SIZE) {
-      throw new IllegalArgumentException(
-          "batchSize must be between 1 and " + MAX_PURGE_BATCH_SIZE + ", was " + batchSize);
-    }
-  }
-
   /** Builds an {@link Inbox}; not thread-safe. */
   public static final class Builder {
-    private String schema = DEFAULT_SCHEMA;
+    private String schema = OutboxSchema.DEFAULT_SCHEMA;
 
     private Builder() {}
 
     /**
      * The schema that holds the {@code processed_events} table. Default {@value
-     * Inbox#DEFAULT_SCHEMA}.
+     * OutboxSchema#DEFAULT_SCHEMA}.
      *
      * @throws IllegalArgumentException if {@code schema} is not a plain lower-case identifier
      */

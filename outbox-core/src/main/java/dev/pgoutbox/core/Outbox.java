@@ -56,9 +56,6 @@ import org.slf4j.LoggerFactory;
  */
 public final class Outbox {
 
-  /** The schema used when none is set: {@value}. */
-  public static final String DEFAULT_SCHEMA = OutboxSchema.DEFAULT_SCHEMA;
-
   /**
    * Most rows in one {@code INSERT}: {@link #appendAll} splits longer lists into statements of this
    * many rows (all in the host's transaction), to stay within PostgreSQL's bind-parameter limit.
@@ -361,7 +358,7 @@ public final class Outbox {
    * }</pre>
    */
   public static final class Builder {
-    private String schema = DEFAULT_SCHEMA;
+    private String schema = OutboxSchema.DEFAULT_SCHEMA;
     private @Nullable ObjectMapper objectMapper;
     private @Nullable Supplier<? extends @Nullable Map<String, String>> headers;
     private boolean serializeWritersPerAggregate = true;
@@ -370,7 +367,7 @@ public final class Outbox {
 
     /**
      * The schema that holds the outbox tables, as given to {@code OutboxSchema.migrate}. Default
-     * {@value Outbox#DEFAULT_SCHEMA}. Statements name it explicitly, whatever the connection's
+     * {@value OutboxSchema#DEFAULT_SCHEMA}. Statements name it explicitly, whatever the connection's
      * {@code search_path}.
      *
      * @throws IllegalArgumentException if {@code schema} is not a plain lower-case identifier

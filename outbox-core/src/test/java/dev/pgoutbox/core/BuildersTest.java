@@ -66,12 +66,12 @@ class BuildersTest {
                 (p, m, a) -> {
                   throw new AssertionError("the data source must not be used");
                 });
-    assertThatThrownBy(() -> inbox.purgeOlderThan(none, Duration.ofSeconds(-1), 10))
+    assertThatThrownBy(() -> inbox.purgeProcessed(none, Duration.ofSeconds(-1), 10))
         .isInstanceOf(IllegalArgumentException.class)
-        .hasMessage("age must not be negative, was PT-1S");
-    assertThatThrownBy(() -> inbox.purgeOlderThan(none, Duration.ofDays(1), 0))
+        .hasMessage("olderThan must not be negative, was PT-1S");
+    assertThatThrownBy(() -> inbox.purgeProcessed(none, Duration.ofDays(1), 0))
         .hasMessage("batchSize must be between 1 and 100000, was 0");
-    assertThatThrownBy(() -> inbox.purgeOlderThan(NO_CONNECTION, Duration.ofDays(1), 100_001))
+    assertThatThrownBy(() -> inbox.purgeProcessed(NO_CONNECTION, Duration.ofDays(1), 100_001))
         .hasMessage("batchSize must be between 1 and 100000, was 100001");
   }
 }

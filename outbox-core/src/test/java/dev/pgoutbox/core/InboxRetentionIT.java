@@ -14,6 +14,8 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import javax.sql.DataSource;
@@ -88,7 +90,7 @@ class InboxRetentionIT {
                 })
             .dsl();
 
-    long deleted = inbox.purgeOlderThan(dsl, Duration.ofDays(1), 100);
+    long deleted = inbox.purgeProcessed(dsl, Duration.ofDays(1), 100);
 
     assertThat(deleted).isEqualTo(250);
     assertThat(deletedPerStatement).containsExactly(100, 100, 50);
@@ -102,7 +104,7 @@ class InboxRetentionIT {
     AtomicInteger commits = new AtomicInteger();
     DataSource counting = countingCommits(db.dataSource(), commits);
 
-    long deleted = inbox.purgeOlderThan(counting, Duration.ofDays(1), 60);
+    long deleted = inbox.purgeProcessed(counting, Duration.ofDays(1), 60);
 
     assertThat(deleted).isEqualTo(250);
     assertThat(commits).hasValue(5); // 60, 60, 60, 60, 10
@@ -111,8 +113,8 @@ class InboxRetentionIT {
 
   @Test
   void purgeWithAnExactMultipleOfTheBatchSizeStopsAfterAnEmptyBatch() {
-    assertThat(inbox.purgeOlderThan(db.dataSource(), Duration.ofDays(1), 125)).isEqualTo(250);
-    assertThat(inbox.purgeOlderThan(db.dataSource(), Duration.ofDays(1), 125)).isZero();
+    assertThat(inbox.purgeProcessed(db.dataSource(), Duration.ofDays(1), 125)).isEqualTo(250);
+    assertThat(inbox.purgeProcessed(db.dataSource(), Duration.ofDays(1), 125)).isZero();
     assertThat(Stored.count(db, "processed_events")).isEqualTo(30);
   }
 
@@ -127,7 +129,7 @@ class InboxRetentionIT {
               + " ORDER BY processed_at LIMIT 1 FOR UPDATE");
 
       Future<Long> purge =
-          executor.submit(() -> inbox.purgeOlderThan(db.dataSource(), Duration.ofDays(1), 100));
+          executor.submit(() -> inbox.purgeProcessed(db.dataSource(), Duration.ofDays(1), 100));
       assertThat(purge.get(Waits.DEADLINE.toSeconds(), TimeUnit.SECONDS)).isEqualTo(249);
       holder.rollback();
     } finally {
@@ -137,8 +139,23 @@ class InboxRetentionIT {
   }
 
   @Test
+  void scheduledRetentionPurgesOldRowsOnTheHostsExecutor() throws Exception {
+    ScheduledExecutorService executor = Executors.newSingleThreadScheduledExecutor();
+    try {
+      ScheduledFuture<?> retention =
+          inbox.scheduleRetention(
+              executor, db.dataSource(), Duration.ofMillis(20), Duration.ofDays(1), 100);
+      Waits.until("the scheduled purge removed the old rows", () -> oldRows() == 0);
+      retention.cancel(false);
+      assertThat(Stored.count(db, "processed_events")).isEqualTo(30);
+    } finally {
+      executor.shutdownNow();
+    }
+  }
+
+  @Test
   void purgeOfZeroAgeDeletesEverything() {
-    assertThat(inbox.purgeOlderThan(db.dataSource(), Duration.ZERO, 1_000)).isEqualTo(280);
+    assertThat(inbox.purgeProcessed(db.dataSource(), Duration.ZERO, 1_000)).isEqualTo(280);
   }
 
   /** A DataSource whose connections count their commits; the database behind it is real. */

@@ -58,7 +58,7 @@ final class DemoCommand implements Callable<Integer> {
 
   /** Settings that keep the walk-through short: quick backoff, short timeouts, fast polling. */
   static RelayConfig demoRelayConfig() {
-    return RelayConfig.custom()
+    return RelayConfig.builder()
         .batchSize(100)
         .pollInterval(Duration.ofMillis(200))
         .maxAttempts(30)

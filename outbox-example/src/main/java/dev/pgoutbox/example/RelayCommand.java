@@ -89,7 +89,7 @@ final class RelayCommand implements Callable<Integer> {
   public Integer call() throws InterruptedException {
     String relayName = name != null ? name : "relay-" + ProcessHandle.current().pid();
     RelayConfig config =
-        RelayConfig.custom()
+        RelayConfig.builder()
             .batchSize(batchSize)
             .publishTimeout(Duration.ofSeconds(publishTimeoutSeconds))
             .build();

@@ -75,11 +75,11 @@ public final class AggregateSequencer {
 
   /** A sequencer with no limit on aggregates in flight, sending on the calling threads. */
   public static AggregateSequencer ofDefaults() {
-    return custom().build();
+    return builder().build();
   }
 
   /** A builder of a sequencer with other settings. */
-  public static Builder custom() {
+  public static Builder builder() {
     return new Builder();
   }
 

@@ -6,6 +6,7 @@ import static java.util.Objects.requireNonNull;
 import static org.jooq.impl.DSL.selectOne;
 
 import dev.pgoutbox.core.OutboxException;
+import dev.pgoutbox.core.internal.Retention;
 import dev.pgoutbox.db.OutboxSchema;
 import dev.pgoutbox.db.jooq.tables.OutboxEvents;
 import dev.pgoutbox.relay.internal.Sql;
@@ -15,7 +16,6 @@ import java.util.List;
 import java.util.UUID;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
-import java.util.concurrent.TimeUnit;
 import javax.sql.DataSource;
 import org.jooq.Condition;
 import org.jooq.DSLContext;
@@ -23,6 +23,7 @@ import org.jooq.Record1;
 import org.jooq.SQLDialect;
 import org.jooq.exception.DataAccessException;
 import org.jooq.impl.DSL;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -30,7 +31,7 @@ import org.slf4j.LoggerFactory;
  * Operations on an outbox: its backlog, its dead letters, and retention.
  *
  * <pre>{@code
- * OutboxAdmin admin = OutboxAdmin.create(dataSource, "outbox");
+ * OutboxAdmin admin = OutboxAdmin.builder().dataSource(dataSource).schema("outbox").build();
  * admin.stats();                                   // pending, lag, dead letters, blocked aggregates
  * admin.deadLetters(50, 0).forEach(d -> log.info("{} {}", d.id(), d.lastError()));
  * admin.retry(eventId);                            // publish it again, then the events behind it
@@ -46,8 +47,8 @@ public final class OutboxAdmin {
   /** Largest page of {@link #deadLetters}. */
   public static final int MAX_PAGE = 1_000;
 
-  /** Largest batch of {@link #purgeProcessed}. */
-  public static final int MAX_PURGE_BATCH = 100_000;
+  /** Largest {@code batchSize} of {@link #purgeProcessed}: {@value}. The same as the inbox's. */
+  public static final int MAX_PURGE_BATCH_SIZE = Retention.MAX_PURGE_BATCH_SIZE;
 
   private final DSLContext dsl;
   private final String schema;
@@ -57,14 +58,9 @@ public final class OutboxAdmin {
     this.dsl = DSL.using(dataSource, SQLDialect.POSTGRES, OutboxSchema.jooqSettings(schema));
   }
 
-  /**
-   * Admin operations on the outbox in {@code schema}.
-   *
-   * @throws IllegalArgumentException if {@code schema} is not a plain identifier
-   */
-  public static OutboxAdmin create(DataSource dataSource, String schema) {
-    requireNonNull(dataSource, "dataSource must not be null");
-    return new OutboxAdmin(dataSource, OutboxSchema.requireValidName(schema));
+  /** A builder of an {@code OutboxAdmin}; {@link Builder#dataSource} is required. */
+  public static Builder builder() {
+    return new Builder();
   }
 
   /** Pending events, lag, dead letters, blocked aggregates and the oldest open transaction. */
@@ -268,7 +264,7 @@ public final class OutboxAdmin {
    * @return rows deleted
    */
   public long purgeProcessed(Duration olderThan, int batchSize) {
-    purgeArgumentsCheck(olderThan, batchSize);
+    Retention.requirePurgeArguments(olderThan, batchSize);
     long total = 0;
     while (true) {
       int deleted =
@@ -294,43 +290,33 @@ public final class OutboxAdmin {
 
   /**
    * Runs {@link #purgeProcessed} every {@code every} on the host's executor. Failures are logged
-   * and the next run tries again. Cancel the returned future to stop.
+   * and the next run tries again. Cancel the returned future to stop. {@link
+   * dev.pgoutbox.core.Inbox#scheduleRetention} does the same for the inbox.
+   *
+   * @throws IllegalArgumentException if {@code every} is not positive, {@code olderThan} is
+   *     negative or {@code batchSize} is not between 1 and {@value #MAX_PURGE_BATCH_SIZE}
    */
   public ScheduledFuture<?> scheduleRetention(
       ScheduledExecutorService executor, Duration every, Duration olderThan, int batchSize) {
-    requireNonNull(executor, "executor must not be null");
-    if (every == null || every.isNegative() || every.isZero()) {
-      throw new IllegalArgumentException("every must be positive, was " + every);
-    }
-    purgeArgumentsCheck(olderThan, batchSize);
-    return executor.scheduleWithFixedDelay(
-        () -> {
-          try {
-            long purged = purgeProcessed(olderThan, batchSize);
-            if (purged > 0) {
-              LOG.info(
-                  "pgoutbox-admin[{}] - Retention purged {} processed events older than {}",
-                  schema,
-                  purged,
-                  olderThan);
-            }
-          } catch (RuntimeException e) {
-            LOG.warn("pgoutbox-admin[{}] - Retention failed, will retry: {}", schema, e.toString());
-          }
-        },
-        every.toMillis(),
-        every.toMillis(),
-        TimeUnit.MILLISECONDS);
+    return Retention.schedule(
+        executor,
+        every,
+        olderThan,
+        batchSize,
+        () -> purgeProcessed(olderThan, batchSize),
+        LOG,
+        "pgoutbox-admin[" + schema + "]",
+        "processed events");
   }
 
-  private static void purgeArgumentsCheck(Duration olderThan, int batchSize) {
-    if (olderThan == null || olderThan.isNegative()) {
-      throw new IllegalArgumentException("olderThan must not be negative, was " + olderThan);
-    }
-    if (batchSize < 1 || batchSize > MAX_PURGE_BATCH) {
-      throw new IllegalArgumentException(
-          "batchSize must be between 1 and " + MAX_PURGE_BATCH + ", was " + batchSize);
-    }
+  /** The schema that holds the outbox. */
+  public String schema() {
+    return schema;
+  }
+
+  @Override
+  public String toString() {
+    return "OutboxAdmin[schema=" + schema + "]";
   }
 
   private int resetWhere(Condition condition, String what) {
@@ -351,6 +337,42 @@ public final class OutboxAdmin {
       return action.get();
     } catch (DataAccessException e) {
       throw new OutboxException("Could not " + what + ": " + e.getMessage(), e);
+    }
+  }
+
+  /** Builds an {@link OutboxAdmin}; not thread-safe. */
+  public static final class Builder {
+    private @Nullable DataSource dataSource;
+    private String schema = OutboxSchema.DEFAULT_SCHEMA;
+
+    private Builder() {}
+
+    /** Where the outbox lives; each admin call takes a connection for one short transaction. */
+    public Builder dataSource(DataSource dataSource) {
+      this.dataSource = requireNonNull(dataSource, "dataSource must not be null");
+      return this;
+    }
+
+    /**
+     * The schema that holds the outbox. Default {@value OutboxSchema#DEFAULT_SCHEMA}.
+     *
+     * @throws IllegalArgumentException if {@code schema} is not a plain identifier
+     */
+    public Builder schema(String schema) {
+      this.schema = OutboxSchema.requireValidName(schema);
+      return this;
+    }
+
+    /**
+     * The admin.
+     *
+     * @throws IllegalStateException if no data source was set
+     */
+    public OutboxAdmin build() {
+      if (dataSource == null) {
+        throw new IllegalStateException("dataSource is required: call dataSource(...)");
+      }
+      return new OutboxAdmin(dataSource, schema);
     }
   }
 }

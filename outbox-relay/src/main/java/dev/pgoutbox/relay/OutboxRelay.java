@@ -34,7 +34,7 @@ import org.jspecify.annotations.Nullable;
  *     .schema("outbox")
  *     .publisher(kafkaPublisher)
  *     .executor(Executors.newScheduledThreadPool(1, Thread.ofVirtual().factory()))
- *     .config(RelayConfig.custom().batchSize(500).build())
+ *     .config(RelayConfig.builder().batchSize(500).build())
  *     .listener(new MicrometerRelayMetrics(registry, "orders"))
  *     .build();
  * relay.start();
@@ -73,7 +73,7 @@ public final class OutboxRelay implements AutoCloseable {
   private final Publisher publisher;
   private final RelayConfig config;
   private final RelayListener listener;
-  private final @Nullable ConnectionFactory listenConnections;
+  private final @Nullable ListenConnectionFactory listenConnectionFactory;
   private final @Nullable ScheduledExecutorService hostExecutor;
   private final RelayLog log;
   private final BatchRunner runner;
@@ -101,8 +101,8 @@ public final class OutboxRelay implements AutoCloseable {
     this.listener = new SafeListener(b.listener, new RelayLog(b.name));
     this.hostExecutor = b.executor;
     this.log = new RelayLog(name);
-    this.listenConnections =
-        b.listenConnections != null ? b.listenConnections : ListenConnections.derive(b.dataSource);
+    this.listenConnectionFactory =
+        b.listenConnectionFactory != null ? b.listenConnectionFactory : ListenConnections.derive(b.dataSource);
     this.runner =
         new BatchRunner(
             dataSource,
@@ -112,7 +112,7 @@ public final class OutboxRelay implements AutoCloseable {
             config,
             listener,
             log);
-    this.admin = OutboxAdmin.create(dataSource, schema);
+    this.admin = OutboxAdmin.builder().dataSource(dataSource).schema(schema).build();
     this.fleet =
         new FleetRegistry(
             dataSource,
@@ -173,7 +173,7 @@ public final class OutboxRelay implements AutoCloseable {
     String wakeUp;
     if (!config.listenForNotifications()) {
       wakeUp = "poll-only every " + config.pollInterval();
-    } else if (listenConnections == null) {
+    } else if (listenConnectionFactory == null) {
       throw new IllegalStateException(
           "pgoutbox-relay["
               + name
@@ -181,13 +181,13 @@ public final class OutboxRelay implements AutoCloseable {
               + dataSource.getClass().getName()
               + " (known: HikariCP configured with setJdbcUrl, setDataSourceClassName or"
               + " setDataSource of a pgjdbc data source; pgjdbc's PGSimpleDataSource). Pass"
-              + " listenConnections(ConnectionFactory.of(url, user, password)) to be woken by"
+              + " listenConnectionFactory(ListenConnectionFactory.of(url, user, password)) to be woken by"
               + " notifications, or set RelayConfig listenForNotifications(false) to poll only");
     } else {
       String channel = OutboxSchema.notifyChannel(schema);
       waiter =
           new NotificationWaiter(
-              listenConnections,
+              listenConnectionFactory,
               channel,
               Sql.applicationName(name) + "-listen",
               log,
@@ -396,7 +396,7 @@ public final class OutboxRelay implements AutoCloseable {
     private Publisher publisher;
     private RelayConfig config = RelayConfig.ofDefaults();
     private RelayListener listener = RelayListener.NONE;
-    private @Nullable ConnectionFactory listenConnections;
+    private @Nullable ListenConnectionFactory listenConnectionFactory;
     private @Nullable ScheduledExecutorService executor;
 
     private Builder() {}
@@ -458,8 +458,8 @@ public final class OutboxRelay implements AutoCloseable {
      * Where to open the dedicated {@code LISTEN} connection. Derived from HikariCP and pgjdbc data
      * sources when not given; with none, the relay polls.
      */
-    public Builder listenConnections(ConnectionFactory factory) {
-      this.listenConnections = requireNonNull(factory, "listenConnections must not be null");
+    public Builder listenConnectionFactory(ListenConnectionFactory factory) {
+      this.listenConnectionFactory = requireNonNull(factory, "listenConnectionFactory must not be null");
       return this;
     }
 

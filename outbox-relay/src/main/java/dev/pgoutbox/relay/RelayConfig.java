@@ -10,7 +10,7 @@ import java.time.Duration;
  * Immutable settings of an {@link OutboxRelay}, built in resilience4j's style:
  *
  * <pre>{@code
- * RelayConfig config = RelayConfig.custom()
+ * RelayConfig config = RelayConfig.builder()
  *     .batchSize(500)
  *     .maxAttempts(12)
  *     .backoff(IntervalFunction.ofExponentialRandomBackoff(Duration.ofSeconds(2), 2.0, 0.5, Duration.ofMinutes(30)))
@@ -106,11 +106,11 @@ public final class RelayConfig {
 
   /** The defaults listed in docs/relay.md. */
   public static RelayConfig ofDefaults() {
-    return custom().build();
+    return builder().build();
   }
 
   /** A builder starting from the defaults. */
-  public static Builder custom() {
+  public static Builder builder() {
     return new Builder();
   }
 

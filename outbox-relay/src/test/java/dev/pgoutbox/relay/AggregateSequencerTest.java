@@ -247,7 +247,7 @@ class AggregateSequencerTest {
   void maxInFlightBoundsTheAggregatesInFlightAndFinishesStartedOnesFirst() throws Exception {
     FakeBroker broker = new FakeBroker();
     AggregateSequencer.Run run =
-        AggregateSequencer.custom()
+        AggregateSequencer.builder()
             .maxInFlight(2)
             .build()
             .publish(batch("A1", "A2", "B1", "C1", "D1"), broker);
@@ -267,7 +267,7 @@ class AggregateSequencerTest {
     ArrayDeque<Runnable> tasks = new ArrayDeque<>();
     FakeBroker broker = new FakeBroker();
     AggregateSequencer.Run run =
-        AggregateSequencer.custom()
+        AggregateSequencer.builder()
             .executor(tasks::add)
             .build()
             .publish(batch("A1", "A2", "B1"), broker);
@@ -289,7 +289,7 @@ class AggregateSequencerTest {
     ExecutorService closed = Executors.newSingleThreadExecutor();
     closed.shutdown();
     AggregateSequencer.Run run =
-        AggregateSequencer.custom()
+        AggregateSequencer.builder()
             .executor(closed)
             .build()
             .publish(batch("A1", "B1"), m -> CompletableFuture.failedFuture(new AssertionError()));
@@ -322,7 +322,7 @@ class AggregateSequencerTest {
 
   @Test
   void refusesAMaxInFlightBelowOne() {
-    assertThatThrownBy(() -> AggregateSequencer.custom().maxInFlight(0))
+    assertThatThrownBy(() -> AggregateSequencer.builder().maxInFlight(0))
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessage("maxInFlight must be at least 1, was 0");
   }
@@ -353,7 +353,7 @@ class AggregateSequencerTest {
         ConcurrentLinkedQueue<String> sent = new ConcurrentLinkedQueue<>();
         CountDownLatch go = new CountDownLatch(1);
         AggregateSequencer.Run run =
-            AggregateSequencer.custom()
+            AggregateSequencer.builder()
                 .maxInFlight(1 + random.nextInt(4))
                 .build()
                 .publish(

@@ -77,7 +77,7 @@ class BackoffAndDeadLettersIT {
     RecordingPublisher publisher =
         new RecordingPublisher().decide(m -> PublishResult.retryable("broker unavailable"));
     OutboxRelay relay =
-        relay(publisher, RelayConfig.custom().backoff(backoff).maxAttempts(5).build());
+        relay(publisher, RelayConfig.builder().backoff(backoff).maxAttempts(5).build());
     UUID id = EventRows.insert(db.dsl(), "a", 1);
 
     for (int attempt = 1; attempt <= 3; attempt++) {
@@ -100,7 +100,7 @@ class BackoffAndDeadLettersIT {
   void deadLettersAfterMaxAttempts() throws Exception {
     RecordingPublisher publisher =
         new RecordingPublisher().decide(m -> PublishResult.retryable("timeout"));
-    OutboxRelay relay = relay(publisher, RelayConfig.custom().maxAttempts(3).build());
+    OutboxRelay relay = relay(publisher, RelayConfig.builder().maxAttempts(3).build());
     UUID id = EventRows.insert(db.dsl(), "a", 1);
 
     for (int attempt = 1; attempt <= 3; attempt++) {
@@ -116,7 +116,7 @@ class BackoffAndDeadLettersIT {
         .extracting(RelayListener.EventFailure::dead)
         .containsExactly(false, false, true);
     assertThat(relay.runOnce()).as("a dead event is not claimed again").isZero();
-    List<DeadLetter> dead = OutboxAdmin.create(db.dataSource(), db.schema()).deadLetters(10, 0);
+    List<DeadLetter> dead = OutboxAdmin.builder().dataSource(db.dataSource()).schema(db.schema()).build().deadLetters(10, 0);
     assertThat(dead)
         .singleElement()
         .satisfies(
@@ -179,7 +179,7 @@ class BackoffAndDeadLettersIT {
         .as("events held back behind the poison event were never attempted")
         .isEqualTo(3);
 
-    OutboxAdmin admin = OutboxAdmin.create(db.dataSource(), db.schema());
+    OutboxAdmin admin = OutboxAdmin.builder().dataSource(db.dataSource()).schema(db.schema()).build();
     DeadLetter dead = admin.deadLetters(10, 0).get(0);
     assertThat(dead.aggregateId()).isEqualTo("poison");
     publisher.decide(m -> PublishResult.published());
@@ -206,7 +206,7 @@ class BackoffAndDeadLettersIT {
     OutboxRelay relay =
         relay(
             publisher,
-            RelayConfig.custom().deadLetterPolicy(DeadLetterPolicy.RELEASE_AGGREGATE).build());
+            RelayConfig.builder().deadLetterPolicy(DeadLetterPolicy.RELEASE_AGGREGATE).build());
     for (int seq = 1; seq <= 4; seq++) {
       EventRows.insert(db.dsl(), "a", seq);
     }
@@ -218,14 +218,14 @@ class BackoffAndDeadLettersIT {
     assertThat(publisher.delivered())
         .extracting(BackoffAndDeadLettersIT::seqOf)
         .containsExactly(1, 3, 4);
-    assertThat(OutboxAdmin.create(db.dataSource(), db.schema()).deadLetterCount()).isEqualTo(1);
+    assertThat(OutboxAdmin.builder().dataSource(db.dataSource()).schema(db.schema()).build().deadLetterCount()).isEqualTo(1);
   }
 
   @Test
   void publishTimeoutCountsAsARetryableFailure() throws Exception {
     RecordingPublisher publisher = new RecordingPublisher().neverAnswer();
     OutboxRelay relay =
-        relay(publisher, RelayConfig.custom().publishTimeout(Duration.ofMillis(200)).build());
+        relay(publisher, RelayConfig.builder().publishTimeout(Duration.ofMillis(200)).build());
     UUID id = EventRows.insert(db.dsl(), "a", 1);
 
     relay.runOnce();
@@ -265,7 +265,7 @@ class BackoffAndDeadLettersIT {
         new RecordingPublisher()
             .decide(m -> PublishResult.retryable("429 Too Many Requests", Duration.ofHours(3)));
     OutboxRelay relay =
-        relay(publisher, RelayConfig.custom().maxRetryHint(Duration.ofHours(4)).build());
+        relay(publisher, RelayConfig.builder().maxRetryHint(Duration.ofHours(4)).build());
     UUID id = EventRows.insert(db.dsl(), "a", 1);
 
     relay.runOnce();
@@ -278,7 +278,7 @@ class BackoffAndDeadLettersIT {
   void longErrorsAreTruncated() throws Exception {
     RecordingPublisher publisher =
         new RecordingPublisher().decide(m -> PublishResult.retryable("x".repeat(10_000)));
-    OutboxRelay relay = relay(publisher, RelayConfig.custom().lastErrorMaxLength(100).build());
+    OutboxRelay relay = relay(publisher, RelayConfig.builder().lastErrorMaxLength(100).build());
     UUID id = EventRows.insert(db.dsl(), "a", 1);
 
     relay.runOnce();

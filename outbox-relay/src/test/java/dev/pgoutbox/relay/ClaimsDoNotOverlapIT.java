@@ -83,7 +83,7 @@ class ClaimsDoNotOverlapIT {
   @Test
   void anAdminRetryUnderReleaseDoesNotLetASecondRelayIntoAnAggregateInFlight() throws Exception {
     RelayConfig release =
-        RelayConfig.custom().deadLetterPolicy(DeadLetterPolicy.RELEASE_AGGREGATE).build();
+        RelayConfig.builder().deadLetterPolicy(DeadLetterPolicy.RELEASE_AGGREGATE).build();
     RecordingPublisher heldA = new RecordingPublisher().closeGate();
     RecordingPublisher freeB = new RecordingPublisher();
     OutboxRelay a = relay("a", heldA, release);
@@ -98,7 +98,7 @@ class ClaimsDoNotOverlapIT {
 
     CompletableFuture<Integer> runA = runOnceAsync(a);
     assertThat(heldA.awaitEntered(10)).isTrue();
-    assertThat(OutboxAdmin.create(db.dataSource(), db.schema()).retry(n1)).isTrue();
+    assertThat(OutboxAdmin.builder().dataSource(db.dataSource()).schema(db.schema()).build().retry(n1)).isTrue();
 
     int claimedByB = b.runOnce();
 

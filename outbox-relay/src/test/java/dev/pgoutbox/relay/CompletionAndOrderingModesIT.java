@@ -46,7 +46,7 @@ class CompletionAndOrderingModesIT {
                         ? PublishResult.retryable("down")
                         : PublishResult.published());
 
-    relay(publisher, RelayConfig.custom().completion(Completion.DELETE).build()).runOnce();
+    relay(publisher, RelayConfig.builder().completion(Completion.DELETE).build()).runOnce();
 
     assertThat(db.dsl().fetch(OUTBOX_EVENTS))
         .singleElement()
@@ -74,8 +74,8 @@ class CompletionAndOrderingModesIT {
                         ? PublishResult.retryable("down")
                         : PublishResult.published());
     OutboxRelay unordered =
-        relay(publisher, RelayConfig.custom().ordering(Ordering.UNORDERED).batchSize(1).build());
-    OutboxRelay strict = relay(publisher, RelayConfig.custom().batchSize(1).build());
+        relay(publisher, RelayConfig.builder().ordering(Ordering.UNORDERED).batchSize(1).build());
+    OutboxRelay strict = relay(publisher, RelayConfig.builder().batchSize(1).build());
 
     assertThat(unordered.runOnce()).isEqualTo(1);
     assertThat(strict.runOnce()).as("strict: the aggregate waits for its first event").isZero();
@@ -111,7 +111,7 @@ class CompletionAndOrderingModesIT {
             .publisher(publisher)
             .listener(new dev.pgoutbox.relay.micrometer.MicrometerRelayMetrics(registry, "metered"))
             .config(
-                RelayConfig.custom()
+                RelayConfig.builder()
                     .pollInterval(Duration.ofMillis(50))
                     .metricsRefreshInterval(Duration.ofMillis(100))
                     .build())

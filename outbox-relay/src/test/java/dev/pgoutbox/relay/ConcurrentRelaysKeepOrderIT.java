@@ -57,7 +57,7 @@ class ConcurrentRelaysKeepOrderIT {
                   }
                 });
     RelayConfig config =
-        RelayConfig.custom()
+        RelayConfig.builder()
             .batchSize(50)
             .pollInterval(Duration.ofMillis(20))
             .backoff(IntervalFunction.of(Duration.ofMillis(5)))

@@ -60,7 +60,7 @@ class FailuresCannotStallIT {
                             "429 Retry-After", Duration.ofSeconds(Long.MAX_VALUE))
                         : PublishResult.published());
     OutboxRelay relay =
-        relay(publisher, RelayConfig.custom().maxRetryHint(Duration.ofMinutes(5)).build());
+        relay(publisher, RelayConfig.builder().maxRetryHint(Duration.ofMinutes(5)).build());
 
     assertThat(relay.runOnce()).isEqualTo(2);
 
@@ -97,7 +97,7 @@ class FailuresCannotStallIT {
         .containsExactly("good");
 
     // The admin's retry makes the row usable again.
-    assertThat(OutboxAdmin.create(db.dataSource(), db.schema()).retry(huge)).isTrue();
+    assertThat(OutboxAdmin.builder().dataSource(db.dataSource()).schema(db.schema()).build().retry(huge)).isTrue();
     relay(publisher, RelayConfig.ofDefaults()).runOnce();
     assertThat(row(huge).getProcessedAt()).isNotNull();
   }
@@ -114,7 +114,7 @@ class FailuresCannotStallIT {
                         ? PublishResult.retryable("broker hiccup")
                         : PublishResult.published());
     RelayConfig brokenBackoff =
-        RelayConfig.custom()
+        RelayConfig.builder()
             .backoff(
                 attempt -> {
                   throw new IllegalStateException("backoff broke");

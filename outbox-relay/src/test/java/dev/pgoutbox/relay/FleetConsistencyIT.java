@@ -42,7 +42,7 @@ class FleetConsistencyIT {
             .schema(db.schema())
             .publisher(new RecordingPublisher())
             .config(
-                RelayConfig.custom()
+                RelayConfig.builder()
                     .ordering(ordering)
                     .deadLetterPolicy(policy)
                     .listenForNotifications(false)

@@ -205,13 +205,13 @@ class LeastPrivilegeIT {
             .dataSource(relayPool)
             .schema(db.schema())
             .publisher(publisher)
-            .config(RelayConfig.custom().listenForNotifications(false).build())
+            .config(RelayConfig.builder().listenForNotifications(false).build())
             .build();
 
     assertThat(relay.runOnce()).isEqualTo(2);
 
     assertThat(publisher.delivered()).extracting(OutboxMessage::id).containsExactly(first);
-    OutboxAdmin admin = OutboxAdmin.create(relayPool, db.schema());
+    OutboxAdmin admin = OutboxAdmin.builder().dataSource(relayPool).schema(db.schema()).build();
     OutboxStats stats = admin.stats();
     assertThat(stats.deadLetters()).isEqualTo(1);
     assertThat(admin.deadLetters(10, 0)).extracting(DeadLetter::id).containsExactly(second);
@@ -246,7 +246,7 @@ class LeastPrivilegeIT {
             .schema(db.schema())
             .publisher(publisher)
             // A poll far beyond the wait below: only a notification can deliver in time.
-            .config(RelayConfig.custom().pollInterval(Duration.ofMinutes(5)).build())
+            .config(RelayConfig.builder().pollInterval(Duration.ofMinutes(5)).build())
             .build()) {
       relay.start();
       assertThat(
@@ -289,7 +289,7 @@ class LeastPrivilegeIT {
     }
 
     assertThat(handled).hasValue(1);
-    assertThat(inbox.purgeOlderThan(consumerPool, Duration.ZERO, 10)).isEqualTo(1);
+    assertThat(inbox.purgeProcessed(consumerPool, Duration.ZERO, 10)).isEqualTo(1);
     assertThat(db.queryLong("select count(*) from processed_events")).isZero();
     String s = db.schema();
     assertThat(sqlStateOf(consumerPool, "select * from " + s + ".outbox_events")).isEqualTo(DENIED);
@@ -306,7 +306,7 @@ class LeastPrivilegeIT {
             .dataSource(writerPool)
             .schema(db.schema())
             .publisher(new RecordingPublisher())
-            .config(RelayConfig.custom().listenForNotifications(false).build())
+            .config(RelayConfig.builder().listenForNotifications(false).build())
             .build();
 
     assertThatThrownBy(relayAsWriter::runOnce)

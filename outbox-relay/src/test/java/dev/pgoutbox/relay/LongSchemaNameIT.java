@@ -55,7 +55,7 @@ class LongSchemaNameIT {
             .dataSource(db.dataSource())
             .schema(schema)
             .publisher(publisher)
-            .config(RelayConfig.custom().pollInterval(Duration.ofHours(1)).build())
+            .config(RelayConfig.builder().pollInterval(Duration.ofHours(1)).build())
             .build();
     relay.start();
     try {

@@ -22,7 +22,7 @@ class OutboxAdminIT {
   @BeforeEach
   void setUp() {
     db.execute("truncate outbox_events");
-    admin = OutboxAdmin.create(db.dataSource(), db.schema());
+    admin = OutboxAdmin.builder().dataSource(db.dataSource()).schema(db.schema()).build();
   }
 
   private static void kill(UUID id, String error) {
@@ -126,7 +126,7 @@ class OutboxAdminIT {
 
   @Test
   void refusesASchemaThatIsNotAnIdentifier() {
-    assertThatThrownBy(() -> OutboxAdmin.create(db.dataSource(), "x;drop"))
+    assertThatThrownBy(() -> OutboxAdmin.builder().dataSource(db.dataSource()).schema("x;drop").build())
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining("schema must be a plain identifier");
   }

@@ -30,7 +30,7 @@ class PublishTimeoutIT {
   @RegisterExtension static final TestSchema db = TestSchema.migrated();
 
   private static final RelayConfig SHORT_TIMEOUT =
-      RelayConfig.custom().publishTimeout(Duration.ofMillis(400)).build();
+      RelayConfig.builder().publishTimeout(Duration.ofMillis(400)).build();
 
   @BeforeEach
   void emptyOutbox() {

@@ -31,7 +31,7 @@ class RelayConfigTest {
 
   @Test
   void everyOutOfRangeSettingIsRefusedWithItsNameAndBounds() {
-    RelayConfig.Builder b = RelayConfig.custom();
+    RelayConfig.Builder b = RelayConfig.builder();
     assertThatThrownBy(() -> b.batchSize(0))
         .hasMessage("batchSize must be between 1 and 10000, was 0");
     assertThatThrownBy(() -> b.batchSize(10_001))
@@ -66,7 +66,7 @@ class RelayConfigTest {
   @Test
   void fromCopiesEverySetting() {
     RelayConfig original =
-        RelayConfig.custom()
+        RelayConfig.builder()
             .batchSize(7)
             .ordering(Ordering.UNORDERED)
             .completion(Completion.DELETE)

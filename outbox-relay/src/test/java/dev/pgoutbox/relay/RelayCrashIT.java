@@ -51,7 +51,7 @@ class RelayCrashIT {
         .dataSource(dataSource)
         .schema(db.schema())
         .publisher(publisher)
-        .config(RelayConfig.custom().batchSize(100).build())
+        .config(RelayConfig.builder().batchSize(100).build())
         .build();
   }
 

@@ -38,7 +38,7 @@ class RelayLifecycleIT {
         .dataSource(db.dataSource())
         .schema(db.schema())
         .publisher(publisher)
-        .config(RelayConfig.custom().pollInterval(Duration.ofMillis(50)).build());
+        .config(RelayConfig.builder().pollInterval(Duration.ofMillis(50)).build());
   }
 
   @Test
@@ -73,7 +73,7 @@ class RelayLifecycleIT {
     RecordingPublisher stuck = new RecordingPublisher().neverAnswer();
     OutboxRelay relay =
         relay(stuck)
-            .config(RelayConfig.custom().publishTimeout(Duration.ofMinutes(5)).build())
+            .config(RelayConfig.builder().publishTimeout(Duration.ofMinutes(5)).build())
             .build();
     relay.start();
     assertThat(stuck.awaitEntered(10)).isTrue();
@@ -127,7 +127,7 @@ class RelayLifecycleIT {
                       }
                     })
                 .config(
-                    RelayConfig.custom()
+                    RelayConfig.builder()
                         .batchSize(10)
                         .pollInterval(Duration.ofMillis(20))
                         .listenForNotifications(false)

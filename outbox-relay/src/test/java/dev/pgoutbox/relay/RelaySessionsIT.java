@@ -104,7 +104,7 @@ class RelaySessionsIT {
     assertThatThrownBy(relay::start)
         .isInstanceOf(IllegalStateException.class)
         .hasMessageContaining(Delegating.class.getName())
-        .hasMessageContaining("listenConnections(ConnectionFactory.of(url, user, password))")
+        .hasMessageContaining("listenConnectionFactory(ListenConnectionFactory.of(url, user, password))")
         .hasMessageContaining("listenForNotifications(false)");
     assertThat(relay.isRunning()).isFalse();
   }
@@ -115,7 +115,7 @@ class RelaySessionsIT {
     try (OutboxRelay relay =
         relay("unknown-poll", new Delegating(db.dataSource()), publisher)
             .config(
-                RelayConfig.custom()
+                RelayConfig.builder()
                     .listenForNotifications(false)
                     .pollInterval(Duration.ofMillis(50))
                     .build())
@@ -141,7 +141,7 @@ class RelaySessionsIT {
     RecordingPublisher hung = new RecordingPublisher().neverAnswer();
     OutboxRelay relay =
         relay("interrupted", db.dataSource(), hung)
-            .config(RelayConfig.custom().publishTimeout(Duration.ofMinutes(5)).build())
+            .config(RelayConfig.builder().publishTimeout(Duration.ofMinutes(5)).build())
             .build();
     EventRows.insert(db.dsl(), "a", 1);
     relay.start();
@@ -168,7 +168,7 @@ class RelaySessionsIT {
     RecordingPublisher publisher = new RecordingPublisher();
     try (OutboxRelay relay =
         relay(name, pool, publisher)
-            .config(RelayConfig.custom().pollInterval(Duration.ofHours(1)).build())
+            .config(RelayConfig.builder().pollInterval(Duration.ofHours(1)).build())
             .build()) {
       relay.start();
       String listenName = "pgoutbox-relay-" + name + "-listen";

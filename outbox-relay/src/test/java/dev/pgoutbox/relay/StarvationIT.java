@@ -36,7 +36,7 @@ class StarvationIT {
             .dataSource(db.dataSource())
             .schema(db.schema())
             .publisher(publisher)
-            .config(RelayConfig.custom().batchSize(100).build())
+            .config(RelayConfig.builder().batchSize(100).build())
             .build();
 
     relay.runOnce();
@@ -73,7 +73,7 @@ class StarvationIT {
             .dataSource(db.dataSource())
             .schema(db.schema())
             .publisher(publisher)
-            .config(RelayConfig.custom().batchSize(50).pollInterval(Duration.ofMillis(50)).build())
+            .config(RelayConfig.builder().batchSize(50).pollInterval(Duration.ofMillis(50)).build())
             .build()) {
       relay.start();
       assertThat(Eventually.holdsWithin(() -> publisher.delivered().size() > 500, 30)).isTrue();

@@ -128,7 +128,7 @@ class UnusableRowsIT {
             .dataSource(db.dataSource())
             .schema(db.schema())
             .publisher(publisher)
-            .config(RelayConfig.custom().listenForNotifications(false).build())
+            .config(RelayConfig.builder().listenForNotifications(false).build())
             .build();
 
     assertThat(relay.runOnce()).as("every row claimed in one run").isEqualTo(12);
@@ -184,7 +184,7 @@ class UnusableRowsIT {
         .as("no header was smuggled into a request")
         .allSatisfy(h -> assertThat(h.keySet()).doesNotContain("X-injected", "X-Injected"));
 
-    List<DeadLetter> dead = OutboxAdmin.create(db.dataSource(), db.schema()).deadLetters(100, 0);
+    List<DeadLetter> dead = OutboxAdmin.builder().dataSource(db.dataSource()).schema(db.schema()).build().deadLetters(100, 0);
     assertThat(dead).hasSize(8);
     assertThat(dead.stream().map(DeadLetter::lastError).collect(Collectors.toList()))
         .allSatisfy(reason -> assertThat(reason).isNotBlank());

@@ -39,10 +39,10 @@ class WakeUpIT {
             .schema(db.schema())
             .publisher(publisher)
             .executor(executor)
-            .listenConnections(
-                dev.pgoutbox.relay.ConnectionFactory.of(
+            .listenConnectionFactory(
+                ListenConnectionFactory.of(
                     db.jdbcUrl() + "&ApplicationName=wake-listen", new java.util.Properties()))
-            .config(RelayConfig.custom().pollInterval(Duration.ofHours(1)).build())
+            .config(RelayConfig.builder().pollInterval(Duration.ofHours(1)).build())
             .build()) {
       relay.start();
       // The first poll runs at start; wait until the relay is idle and listening.
@@ -81,7 +81,7 @@ class WakeUpIT {
             .schema(db.schema())
             .publisher(publisher)
             .config(
-                RelayConfig.custom()
+                RelayConfig.builder()
                     .listenForNotifications(false)
                     .pollInterval(Duration.ofMillis(100))
                     .build())

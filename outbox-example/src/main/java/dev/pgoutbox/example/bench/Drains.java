@@ -84,7 +84,7 @@ final class Drains {
           }
         };
     RelayConfig config =
-        RelayConfig.custom()
+        RelayConfig.builder()
             .batchSize(setup.batch())
             .ordering(setup.ordering())
             .completion(setup.completion())

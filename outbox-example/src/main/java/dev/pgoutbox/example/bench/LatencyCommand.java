@@ -105,7 +105,7 @@ final class LatencyCommand implements Callable<Integer> {
       Map<UUID, Long> publishedAt = new ConcurrentHashMap<>();
       Deliveries deliveries = new Deliveries();
       RelayConfig config =
-          RelayConfig.custom()
+          RelayConfig.builder()
               .listenForNotifications(!pollOnly)
               .pollInterval(Duration.ofMillis(pollIntervalMillis))
               .build();

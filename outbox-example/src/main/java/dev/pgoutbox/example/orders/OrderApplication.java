@@ -166,7 +166,7 @@ public final class OrderApplication implements AutoCloseable {
     Inbox inbox = Inbox.builder().schema(schema).build();
     orders = new OrderService(dataSource, schema, outbox, registry);
     shipping = new ShippingService(dataSource, schema, inbox, json, registry);
-    admin = OutboxAdmin.create(dataSource, schema);
+    admin = OutboxAdmin.builder().dataSource(dataSource).schema(schema).build();
 
     broker = connect();
     resources.push(broker);
@@ -198,7 +198,8 @@ public final class OrderApplication implements AutoCloseable {
     ScheduledFuture<?> outboxRetention =
         admin.scheduleRetention(relayExecutor, Duration.ofHours(1), RETENTION, 1_000);
     ScheduledFuture<?> inboxRetention =
-        relayExecutor.scheduleWithFixedDelay(() -> purgeInbox(inbox), 1, 1, TimeUnit.HOURS);
+        inbox.scheduleRetention(
+            relayExecutor, dataSource, Duration.ofHours(1), INBOX_RETENTION, 1_000);
     resources.push(
         () -> {
           outboxRetention.cancel(false);
@@ -304,17 +305,6 @@ public final class OrderApplication implements AutoCloseable {
   /** The embedded Kafka, when no broker was given. */
   public @Nullable EmbeddedKafkaBroker embeddedKafka() {
     return embeddedKafka;
-  }
-
-  private void purgeInbox(Inbox inbox) {
-    try {
-      long purged = inbox.purgeOlderThan(dataSource, INBOX_RETENTION, 1_000);
-      if (purged > 0) {
-        LOG.info("Inbox retention purged {} rows older than {}", purged, INBOX_RETENTION);
-      }
-    } catch (RuntimeException e) {
-      LOG.warn("Inbox retention failed, will retry: {}", e.toString());
-    }
   }
 
   /** Whether the database answers now. */

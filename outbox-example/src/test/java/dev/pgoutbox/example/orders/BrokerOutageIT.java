@@ -34,7 +34,7 @@ class BrokerOutageIT {
                 .schema(db.schema())
                 .port(0)
                 .relayConfig(
-                    RelayConfig.custom()
+                    RelayConfig.builder()
                         .pollInterval(Duration.ofMillis(200))
                         .maxAttempts(100)
                         .exponentialBackoff(Duration.ofMillis(100), 2.0, 0.2, Duration.ofSeconds(1))

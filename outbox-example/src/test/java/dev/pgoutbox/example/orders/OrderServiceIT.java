@@ -49,7 +49,7 @@ class OrderServiceIT {
                 .schema(schema)
                 .port(0)
                 .relayConfig(
-                    RelayConfig.custom()
+                    RelayConfig.builder()
                         .pollInterval(Duration.ofMillis(200))
                         .metricsRefreshInterval(Duration.ofMillis(200))
                         .build())

@@ -49,7 +49,7 @@ class OtherBrokersIT {
                 .topic(topic)
                 .broker(broker)
                 .port(0)
-                .relayConfig(RelayConfig.custom().pollInterval(Duration.ofMillis(200)).build())
+                .relayConfig(RelayConfig.builder().pollInterval(Duration.ofMillis(200)).build())
                 .deliveryTimeout(Duration.ofSeconds(5))
                 .build())) {
       Http http = new Http(app.baseUri());

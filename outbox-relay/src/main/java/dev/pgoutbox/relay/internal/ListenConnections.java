@@ -1,6 +1,6 @@
 package dev.pgoutbox.relay.internal;
 
-import dev.pgoutbox.relay.ConnectionFactory;
+import dev.pgoutbox.relay.ListenConnectionFactory;
 import java.lang.reflect.Method;
 import java.util.Properties;
 import javax.sql.ConnectionPoolDataSource;
@@ -23,7 +23,7 @@ public final class ListenConnections {
   private ListenConnections() {}
 
   /** A factory for {@code dataSource}, or null when its kind is unknown. */
-  public static @Nullable ConnectionFactory derive(DataSource dataSource) {
+  public static @Nullable ListenConnectionFactory derive(DataSource dataSource) {
     if (isUnpooledPgjdbc(dataSource)) {
       return ((BaseDataSource) dataSource)::getConnection;
     }
@@ -64,7 +64,7 @@ public final class ListenConnections {
         && !(dataSource instanceof ConnectionPoolDataSource);
   }
 
-  private static ConnectionFactory fromUrl(
+  private static ListenConnectionFactory fromUrl(
       String url, @Nullable Properties extra, @Nullable String user, @Nullable String password) {
     Properties properties = new Properties();
     if (extra != null) {
@@ -76,11 +76,11 @@ public final class ListenConnections {
     if (password != null) {
       properties.setProperty("password", password);
     }
-    return ConnectionFactory.of(url, properties);
+    return ListenConnectionFactory.of(url, properties);
   }
 
   /** Hikari's username and password win over the data source's, as they do in Hikari's pool. */
-  private static ConnectionFactory withCredentials(
+  private static ListenConnectionFactory withCredentials(
       BaseDataSource dataSource, @Nullable String user, @Nullable String password) {
     if (user == null) {
       return dataSource::getConnection;

@@ -1,6 +1,6 @@
 package dev.pgoutbox.relay.internal;
 
-import dev.pgoutbox.relay.ConnectionFactory;
+import dev.pgoutbox.relay.ListenConnectionFactory;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.SQLException;
@@ -19,7 +19,7 @@ public final class NotificationWaiter implements AutoCloseable {
   private static final Duration INITIAL_BACKOFF = Duration.ofMillis(100);
   private static final Duration VALIDATE_EVERY = Duration.ofSeconds(30);
 
-  private final ConnectionFactory factory;
+  private final ListenConnectionFactory factory;
   private final String channel;
   private final String applicationName;
   private final RelayLog log;
@@ -36,7 +36,7 @@ public final class NotificationWaiter implements AutoCloseable {
    * {@code pg_stat_activity}, whatever connection factory it was given.
    */
   public NotificationWaiter(
-      ConnectionFactory factory,
+      ListenConnectionFactory factory,
       String channel,
       String applicationName,
       RelayLog log,

@@ -119,7 +119,7 @@ public final class KafkaPublisher implements Publisher {
               t.setDaemon(true);
               return t;
             });
-    this.sequencer = AggregateSequencer.custom().executor(sender).build();
+    this.sequencer = AggregateSequencer.builder().executor(sender).build();
   }
 
   /**

@@ -130,7 +130,7 @@ public final class RabbitMqPublisher implements Publisher {
               t.setDaemon(true);
               return t;
             });
-    this.sequencer = AggregateSequencer.custom().executor(sender).build();
+    this.sequencer = AggregateSequencer.builder().executor(sender).build();
   }
 
   /**

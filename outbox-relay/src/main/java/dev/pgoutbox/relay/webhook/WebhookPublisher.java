@@ -103,7 +103,7 @@ public final class WebhookPublisher implements Publisher {
     this.maxConcurrency = b.maxConcurrency;
     this.signingSecret = b.signingSecret;
     this.clock = b.clock;
-    this.sequencer = AggregateSequencer.custom().maxInFlight(maxConcurrency).build();
+    this.sequencer = AggregateSequencer.builder().maxInFlight(maxConcurrency).build();
     HttpClient given = b.httpClient;
     if (given != null) {
       this.client = given;

@@ -89,7 +89,7 @@ public final class RelayDrive {
   public Duration drain(Publisher publisher, int relays, int batchSize, Duration deadline)
       throws Exception {
     RelayConfig config =
-        RelayConfig.custom()
+        RelayConfig.builder()
             .batchSize(batchSize)
             .pollInterval(Duration.ofMillis(50))
             .backoff(IntervalFunction.of(Duration.ofMillis(200)))
@@ -164,7 +164,7 @@ public final class RelayDrive {
 
   /** The dead letters, oldest first. */
   public List<DeadLetter> deadLetters() {
-    return OutboxAdmin.create(db.dataSource(), db.schema()).deadLetters(100, 0);
+    return OutboxAdmin.builder().dataSource(db.dataSource()).schema(db.schema()).build().deadLetters(100, 0);
   }
 
   /** Asserts that everything but {@code dead} was published. */

@@ -75,7 +75,7 @@ class CustomPublisherIT {
             .schema(db.schema())
             .publisher(publisher)
             .config(
-                RelayConfig.custom().batchSize(30).publishTimeout(Duration.ofSeconds(30)).build())
+                RelayConfig.builder().batchSize(30).publishTimeout(Duration.ofSeconds(30)).build())
             .build();
     relay.start();
     // snippet:end wiring
@@ -352,7 +352,7 @@ class CustomPublisherIT {
   }
 
   private static RelayConfig.Builder config() {
-    return RelayConfig.custom().backoff(ONE_SECOND).pollInterval(Duration.ofMillis(50));
+    return RelayConfig.builder().backoff(ONE_SECOND).pollInterval(Duration.ofMillis(50));
   }
 
   private static OutboxRelay relay(Publisher publisher, RelayConfig.Builder config) {

@@ -13,11 +13,11 @@ import java.util.Properties;
  * pool just closed is lost.
  *
  * <pre>{@code
- * ConnectionFactory listen = ConnectionFactory.of("jdbc:postgresql://db:5432/app", "relay", secret);
+ * ListenConnectionFactory listen = ListenConnectionFactory.of("jdbc:postgresql://db:5432/app", "relay", secret);
  * }</pre>
  */
 @FunctionalInterface
-public interface ConnectionFactory {
+public interface ListenConnectionFactory {
 
   /** A new connection; the caller closes it. */
   Connection open() throws SQLException;
@@ -26,7 +26,7 @@ public interface ConnectionFactory {
    * Connections from {@link DriverManager}, with {@code tcpKeepAlive=true} so that a dead peer is
    * noticed even while the connection only waits.
    */
-  static ConnectionFactory of(String jdbcUrl, String user, String password) {
+  static ListenConnectionFactory of(String jdbcUrl, String user, String password) {
     requireNonNull(jdbcUrl, "jdbcUrl must not be null");
     Properties properties = new Properties();
     if (user != null) {
@@ -39,7 +39,7 @@ public interface ConnectionFactory {
   }
 
   /** Connections from {@link DriverManager} with these properties, plus {@code tcpKeepAlive}. */
-  static ConnectionFactory of(String jdbcUrl, Properties properties) {
+  static ListenConnectionFactory of(String jdbcUrl, Properties properties) {
     requireNonNull(jdbcUrl, "jdbcUrl must not be null");
     Properties copy = new Properties();
     copy.putAll(properties);

@@ -124,18 +124,18 @@ public final class Inbox {
   }
 
   /**
-   * Deletes the inbox rows of every consumer processed more than {@code olderThan} ago (by the database's
-   * clock, read once at the start), {@code batchSize} rows per transaction, until none is left;
-   * rows locked by others are skipped. A redelivery older than {@code olderThan} then runs its
-   * handler again: keep {@code olderThan} well above the broker's longest redelivery delay.
+   * Deletes the inbox rows of every consumer processed more than {@code olderThan} ago (by the
+   * database's clock, read once at the start), {@code batchSize} rows per transaction, until none
+   * is left; rows locked by others are skipped. A redelivery older than {@code olderThan} then runs
+   * its handler again: keep {@code olderThan} well above the broker's longest redelivery delay.
    *
    * <pre>{@code
    * long deleted = inbox.purgeProcessed(dataSource, Duration.ofDays(14), 1_000);
    * }</pre>
    *
    * @return the number of rows deleted
-   * @throws IllegalArgumentException if {@code olderThan} is negative or {@code batchSize} is not between
-   *     1 and {@value #MAX_PURGE_BATCH_SIZE}
+   * @throws IllegalArgumentException if {@code olderThan} is negative or {@code batchSize} is not
+   *     between 1 and {@value #MAX_PURGE_BATCH_SIZE}
    * @throws OutboxException if a statement fails; the batches committed before it stay deleted
    */
   public long purgeProcessed(DataSource dataSource, Duration olderThan, int batchSize) {
@@ -150,8 +150,8 @@ public final class Inbox {
    * not in one, and a savepoint of the enclosing transaction when it is.
    *
    * @return the number of rows deleted
-   * @throws IllegalArgumentException if {@code olderThan} is negative or {@code batchSize} is not between
-   *     1 and {@value #MAX_PURGE_BATCH_SIZE}
+   * @throws IllegalArgumentException if {@code olderThan} is negative or {@code batchSize} is not
+   *     between 1 and {@value #MAX_PURGE_BATCH_SIZE}
    * @throws OutboxException if a statement fails
    */
   public long purgeProcessed(DSLContext dsl, Duration olderThan, int batchSize) {

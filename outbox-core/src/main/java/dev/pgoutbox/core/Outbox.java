@@ -367,8 +367,8 @@ public final class Outbox {
 
     /**
      * The schema that holds the outbox tables, as given to {@code OutboxSchema.migrate}. Default
-     * {@value OutboxSchema#DEFAULT_SCHEMA}. Statements name it explicitly, whatever the connection's
-     * {@code search_path}.
+     * {@value OutboxSchema#DEFAULT_SCHEMA}. Statements name it explicitly, whatever the
+     * connection's {@code search_path}.
      *
      * @throws IllegalArgumentException if {@code schema} is not a plain lower-case identifier
      */

@@ -11,8 +11,8 @@ import dev.pgoutbox.relay.kafka.KafkaPublisher;
 import dev.pgoutbox.relay.kafka.KafkaRouting;
 import dev.pgoutbox.relay.nats.NatsPublisher;
 import dev.pgoutbox.relay.nats.NatsRouting;
-import dev.pgoutbox.relay.rabbitmq.AmqpRouting;
 import dev.pgoutbox.relay.rabbitmq.RabbitMqPublisher;
+import dev.pgoutbox.relay.rabbitmq.RabbitMqRouting;
 import io.nats.client.Options;
 import java.time.Duration;
 import java.util.concurrent.Callable;
@@ -143,7 +143,7 @@ final class RelayCommand implements Callable<Integer> {
         throw new IllegalArgumentException(
             "--rabbitmq is not an AMQP URI: " + Secrets.mask(broker.rabbitmq), e);
       }
-      return RabbitMqPublisher.builder(factory, AmqpRouting.byEventType(topic)).build();
+      return RabbitMqPublisher.builder(factory, RabbitMqRouting.byEventType(topic)).build();
     }
     Options options = new Options.Builder().server(broker.nats).maxReconnects(-1).build();
     return NatsPublisher.builder(options).routing(NatsRouting.byTypes(topic)).build();

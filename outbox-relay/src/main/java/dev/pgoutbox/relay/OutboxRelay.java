@@ -102,7 +102,9 @@ public final class OutboxRelay implements AutoCloseable {
     this.hostExecutor = b.executor;
     this.log = new RelayLog(name);
     this.listenConnectionFactory =
-        b.listenConnectionFactory != null ? b.listenConnectionFactory : ListenConnections.derive(b.dataSource);
+        b.listenConnectionFactory != null
+            ? b.listenConnectionFactory
+            : ListenConnections.derive(b.dataSource);
     this.runner =
         new BatchRunner(
             dataSource,
@@ -459,7 +461,8 @@ public final class OutboxRelay implements AutoCloseable {
      * sources when not given; with none, the relay polls.
      */
     public Builder listenConnectionFactory(ListenConnectionFactory factory) {
-      this.listenConnectionFactory = requireNonNull(factory, "listenConnectionFactory must not be null");
+      this.listenConnectionFactory =
+          requireNonNull(factory, "listenConnectionFactory must not be null");
       return this;
     }
 

@@ -116,7 +116,12 @@ class BackoffAndDeadLettersIT {
         .extracting(RelayListener.EventFailure::dead)
         .containsExactly(false, false, true);
     assertThat(relay.runOnce()).as("a dead event is not claimed again").isZero();
-    List<DeadLetter> dead = OutboxAdmin.builder().dataSource(db.dataSource()).schema(db.schema()).build().deadLetters(10, 0);
+    List<DeadLetter> dead =
+        OutboxAdmin.builder()
+            .dataSource(db.dataSource())
+            .schema(db.schema())
+            .build()
+            .deadLetters(10, 0);
     assertThat(dead)
         .singleElement()
         .satisfies(
@@ -179,7 +184,8 @@ class BackoffAndDeadLettersIT {
         .as("events held back behind the poison event were never attempted")
         .isEqualTo(3);
 
-    OutboxAdmin admin = OutboxAdmin.builder().dataSource(db.dataSource()).schema(db.schema()).build();
+    OutboxAdmin admin =
+        OutboxAdmin.builder().dataSource(db.dataSource()).schema(db.schema()).build();
     DeadLetter dead = admin.deadLetters(10, 0).get(0);
     assertThat(dead.aggregateId()).isEqualTo("poison");
     publisher.decide(m -> PublishResult.published());
@@ -218,7 +224,13 @@ class BackoffAndDeadLettersIT {
     assertThat(publisher.delivered())
         .extracting(BackoffAndDeadLettersIT::seqOf)
         .containsExactly(1, 3, 4);
-    assertThat(OutboxAdmin.builder().dataSource(db.dataSource()).schema(db.schema()).build().deadLetterCount()).isEqualTo(1);
+    assertThat(
+            OutboxAdmin.builder()
+                .dataSource(db.dataSource())
+                .schema(db.schema())
+                .build()
+                .deadLetterCount())
+        .isEqualTo(1);
   }
 
   @Test

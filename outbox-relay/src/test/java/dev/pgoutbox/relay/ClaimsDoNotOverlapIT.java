@@ -98,7 +98,9 @@ class ClaimsDoNotOverlapIT {
 
     CompletableFuture<Integer> runA = runOnceAsync(a);
     assertThat(heldA.awaitEntered(10)).isTrue();
-    assertThat(OutboxAdmin.builder().dataSource(db.dataSource()).schema(db.schema()).build().retry(n1)).isTrue();
+    assertThat(
+            OutboxAdmin.builder().dataSource(db.dataSource()).schema(db.schema()).build().retry(n1))
+        .isTrue();
 
     int claimedByB = b.runOnce();
 

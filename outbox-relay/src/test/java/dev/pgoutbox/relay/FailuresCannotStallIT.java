@@ -97,7 +97,13 @@ class FailuresCannotStallIT {
         .containsExactly("good");
 
     // The admin's retry makes the row usable again.
-    assertThat(OutboxAdmin.builder().dataSource(db.dataSource()).schema(db.schema()).build().retry(huge)).isTrue();
+    assertThat(
+            OutboxAdmin.builder()
+                .dataSource(db.dataSource())
+                .schema(db.schema())
+                .build()
+                .retry(huge))
+        .isTrue();
     relay(publisher, RelayConfig.ofDefaults()).runOnce();
     assertThat(row(huge).getProcessedAt()).isNotNull();
   }

@@ -126,7 +126,8 @@ class OutboxAdminIT {
 
   @Test
   void refusesASchemaThatIsNotAnIdentifier() {
-    assertThatThrownBy(() -> OutboxAdmin.builder().dataSource(db.dataSource()).schema("x;drop").build())
+    assertThatThrownBy(
+            () -> OutboxAdmin.builder().dataSource(db.dataSource()).schema("x;drop").build())
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining("schema must be a plain identifier");
   }

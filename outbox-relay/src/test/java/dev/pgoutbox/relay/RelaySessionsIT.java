@@ -104,7 +104,8 @@ class RelaySessionsIT {
     assertThatThrownBy(relay::start)
         .isInstanceOf(IllegalStateException.class)
         .hasMessageContaining(Delegating.class.getName())
-        .hasMessageContaining("listenConnectionFactory(ListenConnectionFactory.of(url, user, password))")
+        .hasMessageContaining(
+            "listenConnectionFactory(ListenConnectionFactory.of(url, user, password))")
         .hasMessageContaining("listenForNotifications(false)");
     assertThat(relay.isRunning()).isFalse();
   }

@@ -4,8 +4,8 @@ import static dev.pgoutbox.db.jooq.Tables.OUTBOX_EVENTS;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.sun.net.httpserver.HttpServer;
+import dev.pgoutbox.core.consumer.WebhookEventIds;
 import dev.pgoutbox.db.testing.TestSchema;
-import dev.pgoutbox.relay.webhook.WebhookEventIds;
 import dev.pgoutbox.relay.webhook.WebhookPublisher;
 import dev.pgoutbox.relay.webhook.WebhookRouting;
 import java.net.InetAddress;
@@ -184,7 +184,12 @@ class UnusableRowsIT {
         .as("no header was smuggled into a request")
         .allSatisfy(h -> assertThat(h.keySet()).doesNotContain("X-injected", "X-Injected"));
 
-    List<DeadLetter> dead = OutboxAdmin.builder().dataSource(db.dataSource()).schema(db.schema()).build().deadLetters(100, 0);
+    List<DeadLetter> dead =
+        OutboxAdmin.builder()
+            .dataSource(db.dataSource())
+            .schema(db.schema())
+            .build()
+            .deadLetters(100, 0);
     assertThat(dead).hasSize(8);
     assertThat(dead.stream().map(DeadLetter::lastError).collect(Collectors.toList()))
         .allSatisfy(reason -> assertThat(reason).isNotBlank());

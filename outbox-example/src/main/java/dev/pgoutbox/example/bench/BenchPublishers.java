@@ -11,8 +11,8 @@ import dev.pgoutbox.relay.Publisher;
 import dev.pgoutbox.relay.kafka.KafkaPublisher;
 import dev.pgoutbox.relay.nats.NatsPublisher;
 import dev.pgoutbox.relay.nats.NatsRouting;
-import dev.pgoutbox.relay.rabbitmq.AmqpRouting;
 import dev.pgoutbox.relay.rabbitmq.RabbitMqPublisher;
+import dev.pgoutbox.relay.rabbitmq.RabbitMqRouting;
 import dev.pgoutbox.relay.webhook.WebhookPublisher;
 import io.nats.client.JetStreamManagement;
 import io.nats.client.Nats;
@@ -98,7 +98,7 @@ public final class BenchPublishers {
         deliveries ->
             recording(
                 deliveries,
-                RabbitMqPublisher.builder(factory, AmqpRouting.byEventType(exchange)).build()),
+                RabbitMqPublisher.builder(factory, RabbitMqRouting.byEventType(exchange)).build()),
         List.of(admin));
   }
 

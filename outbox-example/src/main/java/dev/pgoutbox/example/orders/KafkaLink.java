@@ -3,8 +3,8 @@ package dev.pgoutbox.example.orders;
 import static java.util.Objects.requireNonNull;
 
 import dev.pgoutbox.core.OutboxException;
+import dev.pgoutbox.core.consumer.KafkaEventIds;
 import dev.pgoutbox.relay.Publisher;
-import dev.pgoutbox.relay.kafka.KafkaEventIds;
 import dev.pgoutbox.relay.kafka.KafkaPublisher;
 import dev.pgoutbox.relay.kafka.KafkaRouting;
 import java.nio.charset.StandardCharsets;

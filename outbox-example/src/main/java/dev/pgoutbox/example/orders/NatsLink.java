@@ -3,9 +3,9 @@ package dev.pgoutbox.example.orders;
 import static java.util.Objects.requireNonNull;
 
 import dev.pgoutbox.core.OutboxException;
+import dev.pgoutbox.core.consumer.NatsEventIds;
 import dev.pgoutbox.example.infra.Secrets;
 import dev.pgoutbox.relay.Publisher;
-import dev.pgoutbox.relay.nats.NatsEventIds;
 import dev.pgoutbox.relay.nats.NatsPublisher;
 import dev.pgoutbox.relay.nats.NatsRouting;
 import io.nats.client.Connection;

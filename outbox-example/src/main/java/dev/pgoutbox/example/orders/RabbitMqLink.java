@@ -8,10 +8,10 @@ import com.rabbitmq.client.Connection;
 import com.rabbitmq.client.ConnectionFactory;
 import com.rabbitmq.client.Delivery;
 import dev.pgoutbox.core.OutboxException;
+import dev.pgoutbox.core.consumer.RabbitMqEventIds;
 import dev.pgoutbox.relay.Publisher;
-import dev.pgoutbox.relay.rabbitmq.AmqpEventIds;
-import dev.pgoutbox.relay.rabbitmq.AmqpRouting;
 import dev.pgoutbox.relay.rabbitmq.RabbitMqPublisher;
+import dev.pgoutbox.relay.rabbitmq.RabbitMqRouting;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -23,7 +23,7 @@ import org.slf4j.LoggerFactory;
 /**
  * Order events over RabbitMQ: a durable topic exchange named after the topic, routing key = event
  * type ({@code order.paid}), the event id as the AMQP {@code message-id} (read back with {@link
- * AmqpEventIds}). Shipping consumes from the durable queue {@code <topic>.shipping}, bound to
+ * RabbitMqEventIds}). Shipping consumes from the durable queue {@code <topic>.shipping}, bound to
  * {@code order.#}, with manual acknowledgements; one queue and one consumer keep each order's
  * events in order.
  */
@@ -66,7 +66,7 @@ public final class RabbitMqLink implements BrokerLink {
       throw new IllegalStateException("Could not connect to RabbitMQ at " + uri + ": " + e, e);
     }
     this.publisher =
-        RabbitMqPublisher.builder(factory, AmqpRouting.byEventType(exchange))
+        RabbitMqPublisher.builder(factory, RabbitMqRouting.byEventType(exchange))
             .confirmTimeout(confirmTimeout)
             .build();
   }
@@ -111,7 +111,7 @@ public final class RabbitMqLink implements BrokerLink {
     long tag = delivery.getEnvelope().getDeliveryTag();
     UUID eventId;
     try {
-      eventId = AmqpEventIds.eventId(delivery);
+      eventId = RabbitMqEventIds.eventId(delivery);
     } catch (OutboxException e) {
       shipping.reject("delivery " + tag, e);
       channel.basicNack(tag, false, false); // dropped (dead-lettered if the queue has a DLX)

@@ -45,7 +45,8 @@ class GracefulShutdownIT {
         .schema(db.schema())
         .broker(new BrokerChoice(BrokerChoice.Kind.KAFKA, kafka.bootstrapServers()))
         .port(0)
-        .relayConfig(RelayConfig.builder().batchSize(5).pollInterval(Duration.ofMillis(200)).build())
+        .relayConfig(
+            RelayConfig.builder().batchSize(5).pollInterval(Duration.ofMillis(200)).build())
         .deliveryTimeout(Duration.ofSeconds(5))
         .build();
   }

@@ -2,6 +2,7 @@ package dev.pgoutbox.relay.kafka;
 
 import static java.util.Objects.requireNonNull;
 
+import dev.pgoutbox.core.consumer.KafkaEventIds;
 import dev.pgoutbox.relay.AggregateSequencer;
 import dev.pgoutbox.relay.OutboxMessage;
 import dev.pgoutbox.relay.PublishResult;
@@ -88,7 +89,7 @@ import org.jspecify.annotations.Nullable;
 public final class KafkaPublisher implements Publisher {
 
   /** The header that carries the event id: {@value}. */
-  public static final String EVENT_ID_HEADER = "event_id";
+  public static final String EVENT_ID_HEADER = KafkaEventIds.HEADER;
 
   /** The header that carries the event type: {@value}. */
   public static final String EVENT_TYPE_HEADER = "event_type";

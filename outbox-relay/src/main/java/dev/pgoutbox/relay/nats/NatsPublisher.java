@@ -2,6 +2,7 @@ package dev.pgoutbox.relay.nats;
 
 import static java.util.Objects.requireNonNull;
 
+import dev.pgoutbox.core.consumer.NatsEventIds;
 import dev.pgoutbox.relay.AggregateSequencer;
 import dev.pgoutbox.relay.OutboxMessage;
 import dev.pgoutbox.relay.PublishResult;

@@ -8,6 +8,7 @@ import com.rabbitmq.client.Channel;
 import com.rabbitmq.client.Connection;
 import com.rabbitmq.client.ConnectionFactory;
 import com.rabbitmq.client.ShutdownSignalException;
+import dev.pgoutbox.core.consumer.RabbitMqEventIds;
 import dev.pgoutbox.relay.AggregateSequencer;
 import dev.pgoutbox.relay.OutboxMessage;
 import dev.pgoutbox.relay.PublishResult;
@@ -39,16 +40,16 @@ import org.jspecify.annotations.Nullable;
  * ConnectionFactory factory = new ConnectionFactory();
  * factory.setHost("rabbit.internal");
  * try (RabbitMqPublisher rabbit =
- *     RabbitMqPublisher.builder(factory, AmqpRouting.byEventType("orders")).build()) {
+ *     RabbitMqPublisher.builder(factory, RabbitMqRouting.byEventType("orders")).build()) {
  *   // hand it to the relay
  * }
  * }</pre>
  *
- * <p><b>The message.</b> Exchange and routing key from {@link AmqpRouting} (e.g. exchange {@code
- * orders}, routing key = event type), body = the payload JSON as stored, properties {@code
- * message-id} = event id (the consumer's dedup key, read back with {@link AmqpEventIds}), {@code
- * delivery-mode} 2 (persistent), {@code content-type application/json}, {@code type} = event type,
- * {@code timestamp} = creation time, and headers {@value #EVENT_TYPE_HEADER}, {@value
+ * <p><b>The message.</b> Exchange and routing key from {@link RabbitMqRouting} (e.g. exchange
+ * {@code orders}, routing key = event type), body = the payload JSON as stored, properties {@code
+ * message-id} = event id (the consumer's dedup key, read back with {@link RabbitMqEventIds}),
+ * {@code delivery-mode} 2 (persistent), {@code content-type application/json}, {@code type} = event
+ * type, {@code timestamp} = creation time, and headers {@value #EVENT_TYPE_HEADER}, {@value
  * #AGGREGATE_TYPE_HEADER}, {@value #AGGREGATE_ID_HEADER} and every stored header (e.g. {@code
  * traceparent}) under its own name. Published with {@code mandatory=true}.
  *
@@ -65,7 +66,7 @@ import org.jspecify.annotations.Nullable;
  *
  * <p><b>Failures.</b> Permanent, for that event alone: the routing threw; a short string over
  * {@value #MAX_SHORT_STRING} bytes (exchange, routing key, e.g. a long event type with {@link
- * AmqpRouting#byEventType}, the {@code type} property, a header name), checked before {@code
+ * RabbitMqRouting#byEventType}, the {@code type} property, a header name), checked before {@code
  * basicPublish}; anything else {@code basicPublish} refuses to encode; unroutable (returned under
  * {@code mandatory}: no queue bound for the routing key), with the exchange, key and reply text.
  * Retryable: broker unreachable (the rest of the batch is then answered retryable without trying),
@@ -103,7 +104,7 @@ public final class RabbitMqPublisher implements Publisher {
 
   private final @Nullable Connection hostConnection;
   private final @Nullable ConnectionFactory factory;
-  private final AmqpRouting routing;
+  private final RabbitMqRouting routing;
   private final Duration confirmTimeout;
   private final ReentrantLock lock = new ReentrantLock();
   private final ExecutorService sender;
@@ -137,7 +138,7 @@ public final class RabbitMqPublisher implements Publisher {
    * A builder for a publisher that opens its own channel on the host's {@code connection}; the
    * connection stays the host's.
    */
-  public static Builder builder(Connection connection, AmqpRouting routing) {
+  public static Builder builder(Connection connection, RabbitMqRouting routing) {
     return new Builder(requireNonNull(connection, "connection"), null, routing);
   }
 
@@ -145,7 +146,7 @@ public final class RabbitMqPublisher implements Publisher {
    * A builder for a publisher that opens (and closes) its own connection with a copy of {@code
    * factory}; connections are opened lazily, on the first batch, and again after a failure.
    */
-  public static Builder builder(ConnectionFactory factory, AmqpRouting routing) {
+  public static Builder builder(ConnectionFactory factory, RabbitMqRouting routing) {
     return new Builder(null, requireNonNull(factory, "factory"), routing);
   }
 
@@ -165,7 +166,7 @@ public final class RabbitMqPublisher implements Publisher {
     if (unreachable != null) {
       return CompletableFuture.completedFuture(PublishResult.retryable(unreachable));
     }
-    AmqpRoute route;
+    RabbitMqRoute route;
     AMQP.BasicProperties properties;
     byte[] body;
     try {
@@ -225,7 +226,7 @@ public final class RabbitMqPublisher implements Publisher {
    * Why the message cannot be encoded (a short string over {@value #MAX_SHORT_STRING} bytes), or
    * null. Checked before {@code basicPublish}, which would throw half-way through.
    */
-  static @Nullable String unencodable(AmqpRoute route, AMQP.BasicProperties properties) {
+  static @Nullable String unencodable(RabbitMqRoute route, AMQP.BasicProperties properties) {
     String problem = tooLong("exchange name", route.exchange());
     if (problem == null) {
       problem = tooLong("routing key", route.routingKey());
@@ -357,9 +358,9 @@ public final class RabbitMqPublisher implements Publisher {
   /** One message waiting for its confirm. */
   private static final class Pending extends CompletableFuture<PublishResult> {
     final String messageId;
-    final AmqpRoute route;
+    final RabbitMqRoute route;
 
-    Pending(String messageId, AmqpRoute route) {
+    Pending(String messageId, RabbitMqRoute route) {
       this.messageId = messageId;
       this.route = route;
     }
@@ -440,11 +441,13 @@ public final class RabbitMqPublisher implements Publisher {
   public static final class Builder {
     private final @Nullable Connection connection;
     private final @Nullable ConnectionFactory factory;
-    private final AmqpRouting routing;
+    private final RabbitMqRouting routing;
     private Duration confirmTimeout = DEFAULT_CONFIRM_TIMEOUT;
 
     private Builder(
-        @Nullable Connection connection, @Nullable ConnectionFactory factory, AmqpRouting routing) {
+        @Nullable Connection connection,
+        @Nullable ConnectionFactory factory,
+        RabbitMqRouting routing) {
       this.connection = connection;
       this.factory = factory;
       this.routing = requireNonNull(routing, "routing");

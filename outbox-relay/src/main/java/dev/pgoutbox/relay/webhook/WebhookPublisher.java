@@ -2,6 +2,8 @@ package dev.pgoutbox.relay.webhook;
 
 import static java.util.Objects.requireNonNull;
 
+import dev.pgoutbox.core.consumer.WebhookEventIds;
+import dev.pgoutbox.core.consumer.WebhookSignature;
 import dev.pgoutbox.relay.AggregateSequencer;
 import dev.pgoutbox.relay.OutboxMessage;
 import dev.pgoutbox.relay.PublishResult;

@@ -164,7 +164,11 @@ public final class RelayDrive {
 
   /** The dead letters, oldest first. */
   public List<DeadLetter> deadLetters() {
-    return OutboxAdmin.builder().dataSource(db.dataSource()).schema(db.schema()).build().deadLetters(100, 0);
+    return OutboxAdmin.builder()
+        .dataSource(db.dataSource())
+        .schema(db.schema())
+        .build()
+        .deadLetters(100, 0);
   }
 
   /** Asserts that everything but {@code dead} was published. */

@@ -2,6 +2,7 @@ package dev.pgoutbox.relay.kafka;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.pgoutbox.core.consumer.KafkaEventIds;
 import dev.pgoutbox.db.testing.Eventually;
 import dev.pgoutbox.relay.OutboxMessage;
 import dev.pgoutbox.relay.PublishResult;

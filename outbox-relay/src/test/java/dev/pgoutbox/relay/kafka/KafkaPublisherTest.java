@@ -3,11 +3,7 @@ package dev.pgoutbox.relay.kafka;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import dev.pgoutbox.core.OutboxException;
 import dev.pgoutbox.relay.PublishResult;
-import java.nio.charset.StandardCharsets;
-import java.util.UUID;
-import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.common.errors.NetworkException;
 import org.apache.kafka.common.errors.NotEnoughReplicasException;
@@ -90,30 +86,5 @@ class KafkaPublisherTest {
             r -> assertThat(r.reason()).isEqualTo("Kafka topic t: TimeoutException: expired"));
     assertThat(KafkaPublisher.classify(new NetworkException("reset"), "t"))
         .isInstanceOf(PublishResult.Retryable.class);
-  }
-
-  @Test
-  void readsTheEventIdBackFromARecord() {
-    UUID id = UUID.randomUUID();
-    ConsumerRecord<String, byte[]> record =
-        new ConsumerRecord<>("order", 3, 42L, "a-1", new byte[0]);
-    record
-        .headers()
-        .add(KafkaPublisher.EVENT_ID_HEADER, id.toString().getBytes(StandardCharsets.UTF_8));
-    assertThat(KafkaEventIds.eventId(record)).isEqualTo(id);
-  }
-
-  @Test
-  void aRecordWithoutEventIdIsRefusedWithItsPosition() {
-    ConsumerRecord<String, byte[]> record =
-        new ConsumerRecord<>("order", 3, 42L, "a-1", new byte[0]);
-    assertThatThrownBy(() -> KafkaEventIds.eventId(record))
-        .isInstanceOf(OutboxException.class)
-        .hasMessageContaining("no event_id header")
-        .hasMessageContaining("order-3@42");
-    record.headers().add(KafkaPublisher.EVENT_ID_HEADER, "nope".getBytes(StandardCharsets.UTF_8));
-    assertThatThrownBy(() -> KafkaEventIds.eventId(record))
-        .isInstanceOf(OutboxException.class)
-        .hasMessageContaining("must be a UUID, was 'nope'");
   }
 }

@@ -2,6 +2,7 @@ package dev.pgoutbox.relay.nats;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.pgoutbox.core.consumer.NatsEventIds;
 import dev.pgoutbox.db.testing.Eventually;
 import dev.pgoutbox.relay.OutboxMessage;
 import dev.pgoutbox.relay.PublishResult;

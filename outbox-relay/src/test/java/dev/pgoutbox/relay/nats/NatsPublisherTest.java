@@ -3,11 +3,8 @@ package dev.pgoutbox.relay.nats;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import dev.pgoutbox.core.OutboxException;
 import dev.pgoutbox.relay.OutboxMessage;
 import dev.pgoutbox.relay.PublishResult;
-import io.nats.client.impl.Headers;
-import io.nats.client.impl.NatsMessage;
 import java.time.Instant;
 import java.util.Map;
 import java.util.UUID;
@@ -46,20 +43,5 @@ class NatsPublisherTest {
         .isInstanceOfSatisfying(
             PublishResult.Retryable.class,
             r -> assertThat(r.reason()).contains("s.x").contains("no JetStream ack"));
-  }
-
-  @Test
-  void readsTheEventIdFromNatsMsgId() {
-    UUID id = UUID.randomUUID();
-    Headers h = new Headers().put(NatsEventIds.HEADER, id.toString());
-    assertThat(NatsEventIds.eventId(NatsMessage.builder().subject("s").headers(h).build()))
-        .isEqualTo(id);
-  }
-
-  @Test
-  void refusesAMessageWithoutEventId() {
-    assertThatThrownBy(() -> NatsEventIds.eventId(NatsMessage.builder().subject("s.t").build()))
-        .isInstanceOf(OutboxException.class)
-        .hasMessageContaining("s.t has no Nats-Msg-Id");
   }
 }

@@ -6,6 +6,7 @@ import com.rabbitmq.client.BuiltinExchangeType;
 import com.rabbitmq.client.Channel;
 import com.rabbitmq.client.Connection;
 import com.rabbitmq.client.ConnectionFactory;
+import dev.pgoutbox.core.consumer.RabbitMqEventIds;
 import dev.pgoutbox.db.testing.Eventually;
 import dev.pgoutbox.relay.OutboxMessage;
 import dev.pgoutbox.relay.PublishResult;
@@ -71,7 +72,7 @@ class RabbitMqPublisherIT {
     String[] eq = exchangeWithQueue("order");
     TestEvents events = TestEvents.of("order", 1000, 10, 500);
     try (RabbitMqPublisher publisher =
-        RabbitMqPublisher.builder(factory(PORT), AmqpRouting.byEventType(eq[0])).build()) {
+        RabbitMqPublisher.builder(factory(PORT), RabbitMqRouting.byEventType(eq[0])).build()) {
       Drain drain = new Drain().all(publisher, events.batches(), Duration.ofMinutes(2));
       // Retryable answers are legitimate on a loaded machine (e.g. a request timeout and the
       // producer's retry); what matters is checked below: nothing lost, order intact.
@@ -94,7 +95,7 @@ class RabbitMqPublisherIT {
     List<List<OutboxMessage>> batches = events.batches();
     try (TcpProxy proxy = new TcpProxy(PORT);
         RabbitMqPublisher publisher =
-            RabbitMqPublisher.builder(factory(proxy.port()), AmqpRouting.byEventType(eq[0]))
+            RabbitMqPublisher.builder(factory(proxy.port()), RabbitMqRouting.byEventType(eq[0]))
                 .confirmTimeout(Duration.ofSeconds(5))
                 .build()) {
       new Drain().all(publisher, batches.subList(0, 1), Duration.ofMinutes(1));
@@ -123,7 +124,7 @@ class RabbitMqPublisherIT {
       closedPort = s.getLocalPort();
     }
     try (RabbitMqPublisher publisher =
-        RabbitMqPublisher.builder(factory(closedPort), AmqpRouting.byEventType("x")).build()) {
+        RabbitMqPublisher.builder(factory(closedPort), RabbitMqRouting.byEventType("x")).build()) {
       List<PublishResult> results =
           publisher
               .publish(List.of(TestEvents.one("order", "a-1", 1, "{}")))
@@ -149,7 +150,7 @@ class RabbitMqPublisherIT {
     OutboxMessage unroutable = TestEvents.one("nobody", "a-2", 1, "{}");
     OutboxMessage routedToo = TestEvents.one("bound", "a-3", 1, "{}");
     try (RabbitMqPublisher publisher =
-        RabbitMqPublisher.builder(factory(PORT), AmqpRouting.byEventType(exchange)).build()) {
+        RabbitMqPublisher.builder(factory(PORT), RabbitMqRouting.byEventType(exchange)).build()) {
       List<PublishResult> results =
           publisher
               .publish(List.of(routed, unroutable, routedToo))
@@ -183,7 +184,7 @@ class RabbitMqPublisherIT {
         withEventType(TestEvents.one("shortstr", "c-1", 1, "{}"), "é".repeat(130));
     OutboxMessage good2 = TestEvents.one("shortstr", "d-1", 1, "{\"n\":2}");
     try (RabbitMqPublisher publisher =
-        RabbitMqPublisher.builder(factory(PORT), AmqpRouting.byEventType(eq[0]))
+        RabbitMqPublisher.builder(factory(PORT), RabbitMqRouting.byEventType(eq[0]))
             .confirmTimeout(Duration.ofSeconds(10))
             .build()) {
       List<PublishResult> results =
@@ -229,7 +230,7 @@ class RabbitMqPublisherIT {
     OutboxMessage n3 = TestEvents.one("bound", "a-1", 3, "{}");
     OutboxMessage other = TestEvents.one("bound", "b-1", 1, "{}");
     try (RabbitMqPublisher publisher =
-        RabbitMqPublisher.builder(factory(PORT), AmqpRouting.byEventType(exchange)).build()) {
+        RabbitMqPublisher.builder(factory(PORT), RabbitMqRouting.byEventType(exchange)).build()) {
       List<PublishResult> results =
           publisher
               .publish(List.of(n1, n2, n3, other))
@@ -271,7 +272,7 @@ class RabbitMqPublisherIT {
             TestEvents.one("roomy", "b-1", 1, "{}"),
             TestEvents.one("roomy", "b-1", 2, "{}"));
     try (RabbitMqPublisher publisher =
-        RabbitMqPublisher.builder(factory(PORT), AmqpRouting.byEventType(exchange)).build()) {
+        RabbitMqPublisher.builder(factory(PORT), RabbitMqRouting.byEventType(exchange)).build()) {
       List<PublishResult> results =
           publisher.publish(batch).toCompletableFuture().get(1, TimeUnit.MINUTES);
       assertThat(results.get(0)).isEqualTo(PublishResult.published());
@@ -304,8 +305,8 @@ class RabbitMqPublisherIT {
   void aChannelClosedByTheBrokerIsReplacedAndLaterBatchesAreAllPublished() throws Exception {
     String[] eq = exchangeWithQueue("closed");
     String missing = "pgoutbox.test.missing." + UUID.randomUUID();
-    AmqpRouting routing =
-        m -> new AmqpRoute(m.aggregateId().equals("gone") ? missing : eq[0], m.eventType());
+    RabbitMqRouting routing =
+        m -> new RabbitMqRoute(m.aggregateId().equals("gone") ? missing : eq[0], m.eventType());
     TestEvents events = TestEvents.of("closed", 50, 4, 50);
     try (RabbitMqPublisher publisher =
         RabbitMqPublisher.builder(factory(PORT), routing)
@@ -362,7 +363,7 @@ class RabbitMqPublisherIT {
     String[] eq = exchangeWithQueue("host");
     try (Connection host = factory(PORT).newConnection("pgoutbox-test-host")) {
       try (RabbitMqPublisher publisher =
-          RabbitMqPublisher.builder(host, AmqpRouting.byEventType(eq[0])).build()) {
+          RabbitMqPublisher.builder(host, RabbitMqRouting.byEventType(eq[0])).build()) {
         assertThat(
                 publisher
                     .publish(List.of(TestEvents.one("host", "a-1", 1, "{\"n\":1}")))
@@ -401,7 +402,7 @@ class RabbitMqPublisherIT {
             assertThat(String.valueOf(headers.get(RabbitMqPublisher.AGGREGATE_TYPE_HEADER)))
                 .isEqualTo(type);
             checker.received(
-                AmqpEventIds.eventId(delivery),
+                RabbitMqEventIds.eventId(delivery),
                 String.valueOf(headers.get(RabbitMqPublisher.AGGREGATE_ID_HEADER)),
                 new String(delivery.getBody(), StandardCharsets.UTF_8),
                 String.valueOf(headers.get("traceparent")));

@@ -45,7 +45,7 @@ class RabbitMqRelayIT {
     TestEvents events = TestEvents.of("order", 1000, 10, 500);
     RelayDrive drive = new RelayDrive(db).truncate().write(events.all());
     try (RabbitMqPublisher publisher =
-        RabbitMqPublisher.builder(factory(PORT), AmqpRouting.byEventType(eq[0])).build()) {
+        RabbitMqPublisher.builder(factory(PORT), RabbitMqRouting.byEventType(eq[0])).build()) {
       drive.drain(publisher, 1, 500, Duration.ofMinutes(3));
     }
     drive.assertAllPublishedBut(0);
@@ -61,7 +61,7 @@ class RabbitMqRelayIT {
     RelayDrive drive = new RelayDrive(db).truncate().write(events.all());
     try (TcpProxy proxy = new TcpProxy(PORT);
         RabbitMqPublisher publisher =
-            RabbitMqPublisher.builder(factory(proxy.port()), AmqpRouting.byEventType(eq[0]))
+            RabbitMqPublisher.builder(factory(proxy.port()), RabbitMqRouting.byEventType(eq[0]))
                 .confirmTimeout(Duration.ofSeconds(5))
                 .build()) {
       proxy.stop();
@@ -90,7 +90,7 @@ class RabbitMqRelayIT {
     OutboxMessage routed = TestEvents.one("bound", "a-2", 1, "{}");
     RelayDrive drive = new RelayDrive(db).truncate().write(List.of(unroutable, routed));
     try (RabbitMqPublisher publisher =
-        RabbitMqPublisher.builder(factory(PORT), AmqpRouting.byEventType(exchange)).build()) {
+        RabbitMqPublisher.builder(factory(PORT), RabbitMqRouting.byEventType(exchange)).build()) {
       drive.drain(publisher, 1, 10, Duration.ofMinutes(1));
     }
     List<DeadLetter> dead = drive.deadLetters();

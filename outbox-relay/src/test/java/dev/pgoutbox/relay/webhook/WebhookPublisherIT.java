@@ -4,6 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpServer;
+import dev.pgoutbox.core.consumer.WebhookEventIds;
+import dev.pgoutbox.core.consumer.WebhookSignature;
 import dev.pgoutbox.relay.AggregateSequencer;
 import dev.pgoutbox.relay.OutboxMessage;
 import dev.pgoutbox.relay.PublishResult;

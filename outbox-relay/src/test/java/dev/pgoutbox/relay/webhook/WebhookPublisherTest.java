@@ -3,62 +3,14 @@ package dev.pgoutbox.relay.webhook;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import dev.pgoutbox.core.OutboxException;
 import java.net.URI;
-import java.nio.charset.StandardCharsets;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.ZoneOffset;
-import java.util.List;
-import java.util.Map;
-import java.util.TreeMap;
-import java.util.UUID;
 import org.junit.jupiter.api.Test;
 
 class WebhookPublisherTest {
-
-  @Test
-  void signsWithHmacSha256AsRfc4231TestCase2() {
-    assertThat(
-            WebhookSignature.sign(
-                "Jefe".getBytes(StandardCharsets.US_ASCII),
-                "what do ya want for nothing?".getBytes(StandardCharsets.US_ASCII)))
-        .isEqualTo("sha256=5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843");
-  }
-
-  @Test
-  void verifiesOnlyTheExactBodyUnderTheSameSecret() {
-    byte[] secret = "k".getBytes(StandardCharsets.UTF_8);
-    byte[] body = "{\"a\":1}".getBytes(StandardCharsets.UTF_8);
-    String signature = WebhookSignature.sign(secret, body);
-    assertThat(WebhookSignature.verify(secret, body, signature)).isTrue();
-    assertThat(
-            WebhookSignature.verify(
-                secret, "{\"a\":2}".getBytes(StandardCharsets.UTF_8), signature))
-        .isFalse();
-    assertThat(WebhookSignature.verify("other".getBytes(StandardCharsets.UTF_8), body, signature))
-        .isFalse();
-    assertThat(WebhookSignature.verify(secret, body, null)).isFalse();
-  }
-
-  @Test
-  void readsTheIdempotencyKeyWhateverTheCaseOfTheHeaderName() {
-    UUID id = UUID.randomUUID();
-    Map<String, List<String>> headers = new TreeMap<>();
-    headers.put("idempotency-key", List.of(id.toString()));
-    assertThat(WebhookEventIds.eventId(headers)).isEqualTo(id);
-  }
-
-  @Test
-  void refusesARequestWithoutOrWithAForeignIdempotencyKey() {
-    assertThatThrownBy(() -> WebhookEventIds.eventId(Map.of()))
-        .isInstanceOf(OutboxException.class)
-        .hasMessageContaining("no Idempotency-Key header");
-    assertThatThrownBy(() -> WebhookEventIds.eventId("abc"))
-        .isInstanceOf(OutboxException.class)
-        .hasMessageContaining("was 'abc'");
-  }
 
   @Test
   void readsRetryAfterAsSecondsOrHttpDateAndIgnoresGarbage() {

@@ -3,6 +3,8 @@ package dev.pgoutbox.relay.webhook;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.sun.net.httpserver.HttpServer;
+import dev.pgoutbox.core.consumer.WebhookEventIds;
+import dev.pgoutbox.core.consumer.WebhookSignature;
 import dev.pgoutbox.db.testing.Eventually;
 import dev.pgoutbox.db.testing.TestSchema;
 import dev.pgoutbox.relay.DeadLetter;

@@ -1,4 +1,4 @@
-package dev.pgoutbox.relay.kafka;
+package dev.pgoutbox.core.consumer;
 
 import static java.util.Objects.requireNonNull;
 
@@ -10,8 +10,9 @@ import org.apache.kafka.common.header.Header;
 import org.apache.kafka.common.header.Headers;
 
 /**
- * Reads the event id back from a record a {@link KafkaPublisher} sent, for the consumer's inbox.
- * The id travels in the {@value KafkaPublisher#EVENT_ID_HEADER} header as the UUID's text in UTF-8.
+ * Reads the event id back from a record {@code dev.pgoutbox.relay.kafka.KafkaPublisher} sent, for
+ * the consumer's inbox. The id travels in the {@value #HEADER} header as the UUID's text in UTF-8.
+ * Needs {@code org.apache.kafka:kafka-clients} (an optional dependency of this module).
  *
  * <pre>{@code
  * for (ConsumerRecord<String, byte[]> record : consumer.poll(Duration.ofSeconds(1))) {
@@ -20,6 +21,9 @@ import org.apache.kafka.common.header.Headers;
  * }</pre>
  */
 public final class KafkaEventIds {
+
+  /** The header that carries the event id: {@value}. */
+  public static final String HEADER = "event_id";
 
   private KafkaEventIds() {}
 
@@ -47,25 +51,22 @@ public final class KafkaEventIds {
   }
 
   /**
-   * The event id in {@code headers} (the last {@value KafkaPublisher#EVENT_ID_HEADER} header).
+   * The event id in {@code headers} (the last {@value #HEADER} header).
    *
    * @throws OutboxException if the header is missing or is not a UUID
    */
   public static UUID eventId(Headers headers) {
     requireNonNull(headers, "headers");
-    Header header = headers.lastHeader(KafkaPublisher.EVENT_ID_HEADER);
+    Header header = headers.lastHeader(HEADER);
     if (header == null || header.value() == null) {
       throw new OutboxException(
-          "Kafka record has no "
-              + KafkaPublisher.EVENT_ID_HEADER
-              + " header; was it published by pgoutbox?");
+          "Kafka record has no " + HEADER + " header; was it published by pgoutbox?");
     }
     String text = new String(header.value(), StandardCharsets.UTF_8);
     try {
       return UUID.fromString(text);
     } catch (IllegalArgumentException e) {
-      throw new OutboxException(
-          KafkaPublisher.EVENT_ID_HEADER + " header must be a UUID, was '" + text + "'", e);
+      throw new OutboxException(HEADER + " header must be a UUID, was '" + text + "'", e);
     }
   }
 }

@@ -1,4 +1,4 @@
-package dev.pgoutbox.relay.nats;
+package dev.pgoutbox.core.consumer;
 
 import static java.util.Objects.requireNonNull;
 
@@ -8,8 +8,9 @@ import io.nats.client.impl.Headers;
 import java.util.UUID;
 
 /**
- * Reads the event id back from a message a {@link NatsPublisher} sent, for the consumer's inbox.
- * The id travels in the {@value #HEADER} header, which JetStream also uses to drop duplicates.
+ * Reads the event id back from a message {@code dev.pgoutbox.relay.nats.NatsPublisher} sent, for
+ * the consumer's inbox. The id travels in the {@value #HEADER} header, which JetStream also uses to
+ * drop duplicates. Needs {@code io.nats:jnats} (an optional dependency of this module).
  *
  * <pre>{@code
  * Message msg = subscription.nextMessage(Duration.ofSeconds(1));

@@ -1,4 +1,4 @@
-package dev.pgoutbox.relay.rabbitmq;
+package dev.pgoutbox.core.consumer;
 
 import static java.util.Objects.requireNonNull;
 
@@ -8,19 +8,20 @@ import dev.pgoutbox.core.OutboxException;
 import java.util.UUID;
 
 /**
- * Reads the event id back from a message a {@link RabbitMqPublisher} sent, for the consumer's
- * inbox. The id travels as the AMQP {@code message-id} property.
+ * Reads the event id back from a message {@code dev.pgoutbox.relay.rabbitmq.RabbitMqPublisher}
+ * sent, for the consumer's inbox. The id travels as the AMQP {@code message-id} property. Needs
+ * {@code com.rabbitmq:amqp-client} (an optional dependency of this module).
  *
  * <pre>{@code
  * channel.basicConsume("billing", false, (tag, delivery) -> {
- *   inbox.handleOnce(tx, "billing", AmqpEventIds.eventId(delivery), () -> bill(delivery));
+ *   inbox.handleOnce(tx, "billing", RabbitMqEventIds.eventId(delivery), () -> bill(delivery));
  *   channel.basicAck(delivery.getEnvelope().getDeliveryTag(), false);
  * }, tag -> {});
  * }</pre>
  */
-public final class AmqpEventIds {
+public final class RabbitMqEventIds {
 
-  private AmqpEventIds() {}
+  private RabbitMqEventIds() {}
 
   /**
    * The event id of {@code delivery}.

@@ -1,4 +1,4 @@
-package dev.pgoutbox.relay.webhook;
+package dev.pgoutbox.core.consumer;
 
 import static java.util.Objects.requireNonNull;
 
@@ -13,8 +13,9 @@ import javax.crypto.spec.SecretKeySpec;
 import org.jspecify.annotations.Nullable;
 
 /**
- * The HMAC-SHA256 signature a {@link WebhookPublisher} built with a signing secret puts on every
- * request, and its check on the receiving side.
+ * The HMAC-SHA256 signature a {@code dev.pgoutbox.relay.webhook.WebhookPublisher} built with a
+ * signing secret puts on every request, and its check on the receiving side. The relay signs with
+ * {@link #sign}; a receiver checks with {@link #verify} and needs only this module.
  *
  * <p>Header {@value #HEADER}, value {@code sha256=<lowercase hex of HMAC-SHA256(secret, body)>},
  * computed over the exact bytes of the request body (the payload JSON as stored, UTF-8). A receiver

@@ -1,4 +1,4 @@
-package dev.pgoutbox.relay.webhook;
+package dev.pgoutbox.core.consumer;
 
 import static java.util.Objects.requireNonNull;
 

@@ -9,10 +9,10 @@ import static java.util.Objects.requireNonNull;
  *     name)
  * @param routingKey the routing key, at most 255 bytes
  */
-public record AmqpRoute(String exchange, String routingKey) {
+public record RabbitMqRoute(String exchange, String routingKey) {
 
   /** Checks both parts are present. */
-  public AmqpRoute {
+  public RabbitMqRoute {
     requireNonNull(exchange, "exchange");
     requireNonNull(routingKey, "routingKey");
   }

@@ -336,31 +336,15 @@ public final class AggregateSequencer {
         aggregatesInFlight--;
         if (!stopped) {
           a.next++;
-          if (result instanceof PublishResult.Published) {
-            if (a.next < a.indices.length) {
-              // Keep a started aggregate moving: its next event goes before new aggregates.
-              ready.addFirst(a);
-            }
-          } else {
-            OutboxMessage failed = batch.get(index);
-            PublishResult held =
-                PublishResult.retryable(
-                    "held back: an earlier event of aggregate "
-                        + failed.aggregateType()
-                        + "/"
-                        + failed.aggregateId()
-                        + " failed ("
-                        + failed.id()
-                        + ": "
-                        + reasonOf(result)
-                        + ")");
-            for (int later = a.next; later < a.indices.length; later++) {
-              if (results[a.indices[later]] == null) {
-                results[a.indices[later]] = held;
-                answered++;
+          switch (result) {
+            case PublishResult.Published p -> {
+              if (a.next < a.indices.length) {
+                // Keep a started aggregate moving: its next event goes before new aggregates.
+                ready.addFirst(a);
               }
             }
-            a.next = a.indices.length;
+            case PublishResult.Retryable r -> holdBackRest(a, batch.get(index), r.reason());
+            case PublishResult.Permanent p -> holdBackRest(a, batch.get(index), p.reason());
           }
         }
         last = answered == results.length;
@@ -373,6 +357,28 @@ public final class AggregateSequencer {
       } else if (more) {
         drain();
       }
+    }
+
+    /** Answers the rest of {@code a} retryable, held back behind {@code failed}; under the lock. */
+    private void holdBackRest(Aggregate a, OutboxMessage failed, String reason) {
+      PublishResult held =
+          PublishResult.retryable(
+              "held back: an earlier event of aggregate "
+                  + failed.aggregateType()
+                  + "/"
+                  + failed.aggregateId()
+                  + " failed ("
+                  + failed.id()
+                  + ": "
+                  + reason
+                  + ")");
+      for (int later = a.next; later < a.indices.length; later++) {
+        if (results[a.indices[later]] == null) {
+          results[a.indices[later]] = held;
+          answered++;
+        }
+      }
+      a.next = a.indices.length;
     }
 
     /** The executor refused the drain: every event not answered yet is answered retryable. */
@@ -424,14 +430,6 @@ public final class AggregateSequencer {
       }
       // Unmodifiable, but (unlike List.copyOf) answers contains(null) with false, as callers ask.
       super.complete(Collections.unmodifiableList(all));
-    }
-
-    private static String reasonOf(PublishResult result) {
-      return switch (result) {
-        case PublishResult.Permanent p -> p.reason();
-        case PublishResult.Retryable r -> r.reason();
-        case PublishResult.Published p -> "published";
-      };
     }
 
     private static Throwable unwrap(Throwable error) {

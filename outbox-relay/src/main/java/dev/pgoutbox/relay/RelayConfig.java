@@ -75,6 +75,7 @@ public final class RelayConfig {
   private final boolean listenForNotifications;
   private final int maxAttempts;
   private final IntervalFunction backoff;
+  private final String backoffDescription;
   private final Duration maxRetryHint;
   private final Duration publishTimeout;
   private final Ordering ordering;
@@ -92,6 +93,7 @@ public final class RelayConfig {
     this.listenForNotifications = b.listenForNotifications;
     this.maxAttempts = b.maxAttempts;
     this.backoff = b.backoff;
+    this.backoffDescription = b.backoffDescription;
     this.maxRetryHint = b.maxRetryHint;
     this.publishTimeout = b.publishTimeout;
     this.ordering = b.ordering;
@@ -211,14 +213,19 @@ public final class RelayConfig {
 
   @Override
   public String toString() {
+    // Every setting, in the order of docs/relay.md: start() logs this as the effective config.
     return "batchSize="
         + batchSize
         + ", ordering="
         + ordering
         + ", pollInterval="
         + pollInterval
+        + ", listenForNotifications="
+        + listenForNotifications
         + ", maxAttempts="
         + maxAttempts
+        + ", backoff="
+        + backoffDescription
         + ", publishTimeout="
         + publishTimeout
         + ", maxRetryHint="
@@ -230,7 +237,13 @@ public final class RelayConfig {
         + ", lastErrorMaxLength="
         + lastErrorMaxLength
         + ", synchronousCommit="
-        + synchronousCommit;
+        + synchronousCommit
+        + ", errorBackoffMax="
+        + errorBackoffMax
+        + ", metricsRefreshInterval="
+        + metricsRefreshInterval
+        + ", clock="
+        + clock;
   }
 
   /** Builder of {@link RelayConfig}; not thread-safe. */
@@ -241,6 +254,12 @@ public final class RelayConfig {
     private int maxAttempts = DEFAULT_MAX_ATTEMPTS;
     private IntervalFunction backoff =
         IntervalFunction.ofExponentialRandomBackoff(
+            DEFAULT_BACKOFF_INITIAL,
+            DEFAULT_BACKOFF_MULTIPLIER,
+            DEFAULT_BACKOFF_JITTER,
+            DEFAULT_BACKOFF_MAX);
+    private String backoffDescription =
+        describeExponential(
             DEFAULT_BACKOFF_INITIAL,
             DEFAULT_BACKOFF_MULTIPLIER,
             DEFAULT_BACKOFF_JITTER,
@@ -264,6 +283,7 @@ public final class RelayConfig {
       listenForNotifications = c.listenForNotifications;
       maxAttempts = c.maxAttempts;
       backoff = c.backoff;
+      backoffDescription = c.backoffDescription;
       maxRetryHint = c.maxRetryHint;
       publishTimeout = c.publishTimeout;
       ordering = c.ordering;
@@ -311,6 +331,7 @@ public final class RelayConfig {
      */
     public Builder backoff(IntervalFunction backoff) {
       this.backoff = requireNonNull(backoff, "backoff must not be null");
+      this.backoffDescription = "custom " + backoff.getClass().getName();
       return this;
     }
 
@@ -331,7 +352,21 @@ public final class RelayConfig {
           jitter == 0.0
               ? IntervalFunction.ofExponentialBackoff(initial, multiplier, max)
               : IntervalFunction.ofExponentialRandomBackoff(initial, multiplier, jitter, max);
+      this.backoffDescription = describeExponential(initial, multiplier, jitter, max);
       return this;
+    }
+
+    private static String describeExponential(
+        Duration initial, double multiplier, double jitter, Duration max) {
+      return "exponential(initial="
+          + initial
+          + ", multiplier="
+          + multiplier
+          + ", jitter="
+          + jitter
+          + ", max="
+          + max
+          + ")";
     }
 
     /**

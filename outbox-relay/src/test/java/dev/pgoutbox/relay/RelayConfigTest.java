@@ -64,6 +64,24 @@ class RelayConfigTest {
   }
 
   @Test
+  void toStringNamesEverySettingThatStartLogs() {
+    String text =
+        RelayConfig.builder()
+            .exponentialBackoff(Duration.ofSeconds(2), 3.0, 0.25, Duration.ofMinutes(5))
+            .build()
+            .toString();
+    for (java.lang.reflect.Field field : RelayConfig.class.getDeclaredFields()) {
+      if (java.lang.reflect.Modifier.isStatic(field.getModifiers())
+          || field.getName().equals("backoffDescription")) {
+        continue;
+      }
+      assertThat(text).contains(field.getName() + "=");
+    }
+    assertThat(text)
+        .contains("backoff=exponential(initial=PT2S, multiplier=3.0, jitter=0.25, max=PT5M)");
+  }
+
+  @Test
   void fromCopiesEverySetting() {
     RelayConfig original =
         RelayConfig.builder()

@@ -127,16 +127,17 @@ public final class BatchRunner {
         outcome.heldBack++;
         continue;
       }
-      Object mapped = MessageMapper.toMessage(row);
-      if (mapped instanceof OutboxMessage message) {
-        batch.add(message);
-        batchRows.add(row);
-        continue;
-      }
-      MessageMapper.Unusable unusable = (MessageMapper.Unusable) mapped;
-      outcome.deadLetter(row, MessageMapper.forReport(row), "unusable row: " + unusable.reason());
-      if (strict) {
-        stopped.add(row.aggregate());
+      switch (MessageMapper.toMessage(row)) {
+        case MessageMapper.Usable(OutboxMessage message) -> {
+          batch.add(message);
+          batchRows.add(row);
+        }
+        case MessageMapper.Unusable(String reason) -> {
+          outcome.deadLetter(row, MessageMapper.forReport(row), "unusable row: " + reason);
+          if (strict) {
+            stopped.add(row.aggregate());
+          }
+        }
       }
     }
     if (batch.isEmpty()) {
@@ -154,7 +155,7 @@ public final class BatchRunner {
       ClaimedRow row = batchRows.get(i);
       PublishResult result = answers.results().get(i);
       boolean aggregateStopped = strict && stopped.contains(row.aggregate());
-      if (result instanceof PublishResult.Published) {
+      if (isPublished(result)) {
         if (aggregateStopped) {
           // It is out: record it so it is not sent a second time, and say loudly what happened.
           log.errorEvent(
@@ -175,6 +176,16 @@ public final class BatchRunner {
       }
     }
     return outcome;
+  }
+
+  /** Whether the publisher answered published; {@code null} is an unanswered event. */
+  private static boolean isPublished(@Nullable PublishResult result) {
+    return switch (result) {
+      case null -> false;
+      case PublishResult.Published p -> true;
+      case PublishResult.Retryable r -> false;
+      case PublishResult.Permanent p -> false;
+    };
   }
 
   /** Records one failed (or unanswered) event; an error while deciding dead-letters it. */

@@ -15,10 +15,11 @@ final class MessageMapper {
   private MessageMapper() {}
 
   /**
-   * The message, or a {@link Unusable} naming what is wrong with the row. Never throws: whatever a
-   * hand-written row holds, it becomes that row's own dead letter, never the batch's failure.
+   * The message ({@link Usable}), or an {@link Unusable} naming what is wrong with the row. Never
+   * throws: whatever a hand-written row holds, it becomes that row's own dead letter, never the
+   * batch's failure.
    */
-  static Object toMessage(ClaimedRow row) {
+  static Mapped toMessage(ClaimedRow row) {
     if (row.attempts() < 0 || row.attempts() == Integer.MAX_VALUE) {
       return new Unusable(
           "attempts is "
@@ -28,7 +29,7 @@ final class MessageMapper {
               + " (OutboxAdmin.retry resets it)");
     }
     try {
-      return message(row, parseHeaders(row.headers()));
+      return new Usable(message(row, parseHeaders(row.headers())));
     } catch (RuntimeException e) {
       return new Unusable(e.getMessage() == null ? e.toString() : e.getMessage());
     }
@@ -102,6 +103,12 @@ final class MessageMapper {
     return result;
   }
 
+  /** What {@link #toMessage} makes of a row: a message to publish, or a reason it cannot be. */
+  sealed interface Mapped permits Usable, Unusable {}
+
+  /** A row turned into the message a publisher receives. */
+  record Usable(OutboxMessage message) implements Mapped {}
+
   /** A row the relay cannot turn into a message; dead-lettered with {@code reason}. */
-  record Unusable(String reason) {}
+  record Unusable(String reason) implements Mapped {}
 }

@@ -13,6 +13,8 @@ import static org.jooq.impl.DSL.selectOne;
 import dev.pgoutbox.db.jooq.tables.OutboxEvents;
 import dev.pgoutbox.relay.DeadLetterPolicy;
 import dev.pgoutbox.relay.Ordering;
+import java.sql.ResultSet;
+import java.sql.SQLException;
 import java.time.OffsetDateTime;
 import java.util.ArrayList;
 import java.util.Comparator;
@@ -22,14 +24,16 @@ import org.jooq.CommonTableExpression;
 import org.jooq.Condition;
 import org.jooq.DSLContext;
 import org.jooq.Field;
-import org.jooq.JSONB;
 import org.jooq.Record;
 import org.jooq.Record1;
 import org.jooq.Record3;
 import org.jooq.Record4;
+import org.jooq.ResultQuery;
 import org.jooq.SelectField;
 import org.jooq.Table;
+import org.jooq.exception.DataAccessException;
 import org.jooq.impl.DSL;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Claims due events inside the caller's transaction, through the generated jOOQ tables.
@@ -65,6 +69,9 @@ public final class Claimer {
   /** How often a claim scans from the very first pending row instead of the low-water mark. */
   private static final long FULL_SCAN_EVERY_NANOS = 1_000_000_000L;
 
+  /** How long a claim's first head must stand before the low-water mark rises to it. */
+  private static final long SETTLE_NANOS = 100_000_000L;
+
   private final int batchSize;
   private final Ordering ordering;
   private final boolean releaseDeadAggregates;
@@ -72,16 +79,32 @@ public final class Claimer {
   private int headsToClaim;
 
   /**
-   * Below this position, the last scan found nothing this relay could take. Published rows leave
-   * dead entries at the front of the pending index until vacuum removes them; starting the scan
-   * here skips them. Rows below it can become claimable again (a backoff ends, another relay lets
-   * go, a late commit), so a full scan runs at least every second and after every short claim.
+   * Claims scan from here. Published rows leave dead entries at the front of the pending index
+   * until vacuum removes them (never, while vacuum is off or held back by an old transaction);
+   * starting here skips them, so a claim's cost does not grow with the published history.
+   *
+   * <p>It rises to the first head a claim found only after that head stood for {@link
+   * #SETTLE_NANOS}: a writer that took a lower position but committed a little later (the common
+   * late commit, with several writers) is still found by the next claims. Rows below it that become
+   * claimable later (a backoff ends, another relay releases an aggregate, a commit later than that)
+   * are found by the full scan from position 0 that runs once every {@link #FULL_SCAN_EVERY_NANOS}:
+   * they wait at most that long, and nothing is skipped for good.
    */
   private long lowWater;
 
+  /** The lowest first head found since {@link #risingSince}: the next value of lowWater. */
+  private long risingTo = Long.MAX_VALUE;
+
+  private long risingSince = System.nanoTime();
   private long nextFullScanNanos = System.nanoTime();
-  private boolean lastClaimShort = true;
+  private boolean fullScan;
   private int lastHeadsFound = Integer.MAX_VALUE;
+
+  /**
+   * Heads the last search found when it ran out before its limit: all there were from the low-water
+   * mark on. Asking for more makes the search read every pending row to the end.
+   */
+  private int headsAvailable = Integer.MAX_VALUE;
 
   /**
    * A claimer for batches of at most {@code batchSize} events of the outbox in {@code schema}
@@ -113,7 +136,8 @@ public final class Claimer {
 
   private List<ClaimedRow> claimUnordered(DSLContext tx) {
     OutboxEvents e = OUTBOX_EVENTS.as("e");
-    List<ClaimedRow> rows =
+    List<ClaimedRow> rows = new ArrayList<>(batchSize);
+    read(
         tx.select(columns(e))
             .from(e)
             .where(e.PROCESSED_AT.isNull())
@@ -123,26 +147,40 @@ public final class Claimer {
             .limit(batchSize)
             .forUpdate()
             .of(e)
-            .skipLocked()
-            .fetch(Claimer::toRow);
-    afterScan(rows.isEmpty() ? null : rows.get(0).position(), rows.size() < batchSize);
+            .skipLocked(),
+        (row, rs) -> rows.add(row));
+    afterScan(rows.isEmpty() ? null : rows.get(0).position());
     return rows;
   }
 
   /** The position this claim's scan starts from: 0 for a full scan, else the low-water mark. */
   private long scanFrom() {
     long now = System.nanoTime();
-    if (lastClaimShort || now - nextFullScanNanos >= 0) {
+    fullScan = now - nextFullScanNanos >= 0;
+    if (fullScan) {
       nextFullScanNanos = now + FULL_SCAN_EVERY_NANOS;
       return 0;
     }
     return lowWater;
   }
 
-  private void afterScan(Long firstFound, boolean shortClaim) {
-    lastClaimShort = shortClaim;
-    if (firstFound != null) {
+  /** Moves the low-water mark: down at once, up to a first head only once it has settled. */
+  private void afterScan(@Nullable Long firstFound) {
+    if (firstFound == null) {
+      return;
+    }
+    long now = System.nanoTime();
+    if (firstFound < lowWater) {
       lowWater = firstFound;
+      risingTo = Long.MAX_VALUE;
+      risingSince = now;
+      return;
+    }
+    risingTo = Math.min(risingTo, firstFound);
+    if (now - risingSince >= SETTLE_NANOS) {
+      lowWater = risingTo;
+      risingTo = Long.MAX_VALUE;
+      risingSince = now;
     }
   }
 
@@ -188,7 +226,13 @@ public final class Claimer {
     if (releaseDeadAggregates) {
       earlierPending = earlierPending.and(earlier.DEAD_AT.isNull());
     }
+    long from = scanFrom();
     int limit = headsToClaim;
+    if (fullScan) {
+      // Once a second, look a little further than the heads that exist (new aggregates, ones
+      // behind a hot aggregate's backlog), reading the backlog once rather than every batch.
+      limit = Math.min(maxHeads(), limit + Math.max(2, limit / 4));
+    }
     CommonTableExpression<Record3<String, String, Long>> heads =
         name("heads")
             .fields("t", "a", "p")
@@ -196,9 +240,13 @@ public final class Claimer {
                 select(e.AGGREGATE_TYPE, e.AGGREGATE_ID, e.POSITION)
                     .from(e)
                     .where(e.PROCESSED_AT.isNull())
-                    .and(e.POSITION.ge(scanFrom()))
+                    .and(e.POSITION.ge(from))
                     .and(isDue(e))
-                    .andNotExists(selectOne().from(earlier).where(earlierPending))
+                    // OFFSET 0 keeps the check a probe per candidate row, stopped by the LIMIT:
+                    // as a join (hash anti-join, chosen on a table never analysed) it read the
+                    // whole backlog twice for every claim.
+                    .andNotExists(
+                        selectOne().from(earlier).where(earlierPending).offset(DSL.inline(0)))
                     .orderBy(e.POSITION)
                     .limit(limit)
                     .forUpdate()
@@ -259,9 +307,10 @@ public final class Claimer {
                     .limit(batchSize));
     OutboxEvents c = OUTBOX_EVENTS.as("c");
     Field<Integer> rn = chosen.field("rn", Integer.class);
+    // rn is read by index, right after the columns of columns(c).
     List<SelectField<?>> selected = new ArrayList<>(columns(c));
     selected.add(rn);
-    List<Record> records =
+    ResultQuery<Record> claim =
         tx.with(heads)
             .with(owned)
             .with(chosen)
@@ -273,21 +322,22 @@ public final class Claimer {
             .and(c.POSITION.eq(chosen.field("p", Long.class)))
             .where(c.PROCESSED_AT.isNull())
             .forUpdate()
-            .of(c)
-            .fetch();
+            .of(c);
 
-    List<ClaimedRow> fetched = new ArrayList<>(records.size());
-    int headsFound = 0;
-    Long firstHead = null;
-    for (Record record : records) {
-      ClaimedRow row = toRow(record);
-      fetched.add(row);
-      if (record.get(rn) == 1) {
-        headsFound++;
-        firstHead = firstHead == null ? row.position() : Math.min(firstHead, row.position());
-      }
-    }
-    afterScan(firstHead, headsFound < limit);
+    List<ClaimedRow> fetched = new ArrayList<>(batchSize);
+    long[] firstHead = {Long.MAX_VALUE};
+    int[] headsCounted = {0};
+    read(
+        claim,
+        (row, rs) -> {
+          fetched.add(row);
+          if (rs.getInt(RN_COLUMN) == 1) {
+            headsCounted[0]++;
+            firstHead[0] = Math.min(firstHead[0], row.position());
+          }
+        });
+    int headsFound = headsCounted[0];
+    afterScan(headsFound == 0 ? null : firstHead[0]);
     lastHeadsFound = headsFound == 0 ? limit : headsFound;
     fetched.sort(
         Comparator.comparing(ClaimedRow::aggregate, AGGREGATE_ORDER)
@@ -317,15 +367,29 @@ public final class Claimer {
   /**
    * Asks for about as many heads as filled the last full batch: locking heads that do not fit costs
    * a tuple write each, and asking for too few leaves the batch short.
+   *
+   * <p>Never more heads than the last search found when it found fewer than it asked for: that
+   * search read every pending row from the low-water mark to the end (a head is the oldest row of
+   * its aggregate, so the search cannot stop before it has seen them all), and the next one would
+   * read them all again, once per batch, however long the backlog. Asking for at most what exists
+   * lets the search stop at the last head. A short batch that found every head it asked for asks
+   * for twice as many next time, so new aggregates are picked up within a few batches; a full scan
+   * (once a second) asks for a few more, so an aggregate behind a hot one's backlog waits about a
+   * second, not until that backlog drains.
    */
   private void adaptHeadsToClaim(int headsFound, int limit, List<ClaimedRow> rows) {
     long headsUsed = rows.stream().map(ClaimedRow::aggregate).distinct().count();
-    if (rows.size() >= batchSize) {
-      headsToClaim =
-          (int) Math.min(maxHeads(), Math.max(2, headsUsed + Math.max(2, headsUsed / 4)));
-    } else if (headsFound == limit) {
-      headsToClaim = Math.min(maxHeads(), limit * 2);
+    if (headsFound > 0 && headsFound < limit) {
+      headsAvailable = headsFound;
     }
+    long next = limit;
+    if (rows.size() >= batchSize) {
+      next = headsUsed + Math.max(2, headsUsed / 4);
+    } else if (headsFound == limit) {
+      next = 2L * limit;
+      headsAvailable = Integer.MAX_VALUE;
+    }
+    headsToClaim = (int) Math.max(1, Math.min(Math.min(maxHeads(), headsAvailable), next));
   }
 
   /** Most heads one claim asks for: each owned head holds an advisory lock until commit. */
@@ -353,19 +417,40 @@ public final class Claimer {
         field(isDue(e)).as("due"));
   }
 
-  private static ClaimedRow toRow(Record record) {
-    JSONB payload = record.get(5, JSONB.class);
-    JSONB headers = record.get(6, JSONB.class);
-    return new ClaimedRow(
-        record.get(0, UUID.class),
-        record.get(1, Long.class),
-        record.get(2, String.class),
-        record.get(3, String.class),
-        record.get(4, String.class),
-        payload == null ? "null" : payload.data(),
-        headers == null ? null : headers.data(),
-        record.get(7, Integer.class),
-        record.get(8, OffsetDateTime.class),
-        Boolean.TRUE.equals(record.get(9, Boolean.class)));
+  /** The JDBC column of {@code rn}, after the ten of {@link #columns}. */
+  private static final int RN_COLUMN = 11;
+
+  /** Receives each claimed row, with the result set positioned on it for extra columns. */
+  private interface RowSink {
+    void accept(ClaimedRow row, ResultSet rs) throws SQLException;
+  }
+
+  /**
+   * Runs {@code query} and reads each row by column index with JDBC getters, in the order of {@link
+   * #columns}: no per-value converter lookup, and payload and headers stay the text PostgreSQL
+   * sent.
+   */
+  private static void read(ResultQuery<?> query, RowSink sink) {
+    try (ResultSet rs = query.fetchResultSet()) {
+      while (rs.next()) {
+        String payload = rs.getString(6);
+        int attempts = rs.getInt(8);
+        sink.accept(
+            new ClaimedRow(
+                rs.getObject(1, UUID.class),
+                rs.getLong(2),
+                rs.getString(3),
+                rs.getString(4),
+                rs.getString(5),
+                payload == null ? "null" : payload,
+                rs.getString(7),
+                attempts,
+                rs.getObject(9, OffsetDateTime.class),
+                rs.getBoolean(10)),
+            rs);
+      }
+    } catch (SQLException e) {
+      throw new DataAccessException("claim failed: " + e.getMessage(), e);
+    }
   }
 }

@@ -1,0 +1,563 @@
+package dev.pgoutbox.spring.boot;
+
+import dev.pgoutbox.db.OutboxSchema;
+import dev.pgoutbox.relay.Completion;
+import dev.pgoutbox.relay.DeadLetterPolicy;
+import dev.pgoutbox.relay.Ordering;
+import dev.pgoutbox.relay.OutboxRelay;
+import dev.pgoutbox.relay.RelayConfig;
+import java.time.Duration;
+import org.jspecify.annotations.Nullable;
+import org.springframework.boot.context.properties.ConfigurationProperties;
+
+/**
+ * The {@code pgoutbox.*} properties. Every setter checks its value with the same rule as the
+ * library's builders, so a bad value fails start-up with a message naming the property and its
+ * bound (Boot adds the property name, the library the bound).
+ *
+ * <p>Defaults are the library's (a test checks they agree with {@link RelayConfig#ofDefaults()}),
+ * written as literals so that the generated metadata shows them; docs/spring-boot.md lists them.
+ */
+@ConfigurationProperties("pgoutbox")
+public class PgOutboxProperties {
+
+  /** Schema that holds the outbox tables: a plain lower-case identifier. */
+  private String schema = "public";
+
+  /**
+   * Whether to apply the pgoutbox migrations (OutboxSchema.migrate) at start-up, after the
+   * application's own Flyway or Liquibase. When false, the application migrates: add
+   * classpath:db/pgoutbox/migration to spring.flyway.locations, or run the SQL files.
+   */
+  private boolean migrate = true;
+
+  private final Writer writer = new Writer();
+  private final Relay relay = new Relay();
+  private final Publisher publisher = new Publisher();
+  private final Health health = new Health();
+
+  /** The schema. */
+  public String getSchema() {
+    return schema;
+  }
+
+  /** Sets the schema; refuses names that are not plain lower-case identifiers. */
+  public void setSchema(String schema) {
+    this.schema = OutboxSchema.requireValidName(schema);
+  }
+
+  /** Whether to migrate at start-up. */
+  public boolean isMigrate() {
+    return migrate;
+  }
+
+  /** Sets whether to migrate at start-up. */
+  public void setMigrate(boolean migrate) {
+    this.migrate = migrate;
+  }
+
+  /** {@code pgoutbox.writer.*}. */
+  public Writer getWriter() {
+    return writer;
+  }
+
+  /** {@code pgoutbox.relay.*}. */
+  public Relay getRelay() {
+    return relay;
+  }
+
+  /** {@code pgoutbox.publisher.*}. */
+  public Publisher getPublisher() {
+    return publisher;
+  }
+
+  /** {@code pgoutbox.health.*}. */
+  public Health getHealth() {
+    return health;
+  }
+
+  /** {@code pgoutbox.writer.*}: how events are appended. */
+  public static class Writer {
+
+    /**
+     * Whether append takes a transaction-level advisory lock per aggregate, so that position order
+     * is commit order and the relay's per-aggregate order holds whoever writes.
+     */
+    private boolean serializeWritersPerAggregate = true;
+
+    /** Whether writers serialize per aggregate. */
+    public boolean isSerializeWritersPerAggregate() {
+      return serializeWritersPerAggregate;
+    }
+
+    /** Sets whether writers serialize per aggregate. */
+    public void setSerializeWritersPerAggregate(boolean serialize) {
+      this.serializeWritersPerAggregate = serialize;
+    }
+  }
+
+  /** {@code pgoutbox.relay.*}: the relay embedded in this application. */
+  public static class Relay {
+
+    /** Whether this application runs a relay (false: it only appends events). */
+    private boolean enabled = true;
+
+    /** The relay's name in log lines, metric tags and application_name. */
+    private String name = "default";
+
+    /** Most events claimed, published and marked in one transaction (1 to 10000). */
+    private int batchSize = 200;
+
+    /** Fallback poll interval (1ms to 1h). */
+    private Duration pollInterval = Duration.ofSeconds(1);
+
+    /** Whether to LISTEN for the outbox trigger's notifications (false: poll only). */
+    private boolean listenForNotifications = true;
+
+    /** Failed attempts after which an event is dead-lettered (1 to 1000). */
+    private int maxAttempts = 10;
+
+    /** Longest delay a publisher's retry hint can impose (1ms to 7d). */
+    private Duration maxRetryHint = Duration.ofMinutes(10);
+
+    /** Longest wait for a batch's publish results (1ms to 1h). */
+    private Duration publishTimeout = Duration.ofSeconds(30);
+
+    /** Strict per-aggregate order, or unordered. */
+    private Ordering ordering = Ordering.STRICT;
+
+    /** Whether a dead event holds back the later events of its aggregate. */
+    private DeadLetterPolicy deadLetterPolicy = DeadLetterPolicy.HOLD_AGGREGATE;
+
+    /** Mark published rows processed, or delete them. */
+    private Completion completion = Completion.MARK_PROCESSED;
+
+    /** Longest stored last_error, in characters (64 to 100000). */
+    private int lastErrorMaxLength = 2000;
+
+    /** Cap of the relay's own backoff after database errors (100ms to 1h). */
+    private Duration errorBackoffMax = Duration.ofSeconds(30);
+
+    /** How often the database-backed gauges (pending, dead letters, lag) refresh (100ms to 1h). */
+    private Duration metricsRefreshInterval = Duration.ofSeconds(10);
+
+    /** Whether the relay's transactions wait for their WAL to reach disk. */
+    private boolean synchronousCommit;
+
+    /** How long shutdown waits for the batch in flight before rolling it back. */
+    private Duration shutdownTimeout = Duration.ofSeconds(30);
+
+    /** Threads of the relay's scheduled executor (virtual when spring.threads.virtual.enabled). */
+    private int executorThreads = 2;
+
+    private final Backoff backoff = new Backoff();
+
+    /** Builds the relay settings these properties describe. */
+    public RelayConfig toRelayConfig() {
+      RelayConfig.Builder builder =
+          RelayConfig.custom()
+              .batchSize(batchSize)
+              .pollInterval(pollInterval)
+              .listenForNotifications(listenForNotifications)
+              .maxAttempts(maxAttempts)
+              .maxRetryHint(maxRetryHint)
+              .publishTimeout(publishTimeout)
+              .ordering(ordering)
+              .deadLetterPolicy(deadLetterPolicy)
+              .completion(completion)
+              .lastErrorMaxLength(lastErrorMaxLength)
+              .errorBackoffMax(errorBackoffMax)
+              .metricsRefreshInterval(metricsRefreshInterval)
+              .synchronousCommit(synchronousCommit);
+      try {
+        builder.exponentialBackoff(
+            backoff.initial, backoff.multiplier, backoff.jitter, backoff.max);
+      } catch (IllegalArgumentException e) {
+        throw new IllegalArgumentException(
+            "Invalid pgoutbox.relay.backoff.*: " + e.getMessage(), e);
+      }
+      return builder.build();
+    }
+
+    /** Whether the relay runs. */
+    public boolean isEnabled() {
+      return enabled;
+    }
+
+    /** Sets whether the relay runs. */
+    public void setEnabled(boolean enabled) {
+      this.enabled = enabled;
+    }
+
+    /** The relay's name. */
+    public String getName() {
+      return name;
+    }
+
+    /** Sets the relay's name (letters, digits, '.', '_', '-'; at most 48 characters). */
+    public void setName(String name) {
+      OutboxRelay.builder().name(name);
+      this.name = name;
+    }
+
+    /** Batch size. */
+    public int getBatchSize() {
+      return batchSize;
+    }
+
+    /** Sets the batch size. */
+    public void setBatchSize(int batchSize) {
+      RelayConfig.custom().batchSize(batchSize);
+      this.batchSize = batchSize;
+    }
+
+    /** Poll interval. */
+    public Duration getPollInterval() {
+      return pollInterval;
+    }
+
+    /** Sets the poll interval. */
+    public void setPollInterval(Duration pollInterval) {
+      RelayConfig.custom().pollInterval(pollInterval);
+      this.pollInterval = pollInterval;
+    }
+
+    /** Whether the relay listens for notifications. */
+    public boolean isListenForNotifications() {
+      return listenForNotifications;
+    }
+
+    /** Sets whether the relay listens for notifications. */
+    public void setListenForNotifications(boolean listen) {
+      this.listenForNotifications = listen;
+    }
+
+    /** Max attempts. */
+    public int getMaxAttempts() {
+      return maxAttempts;
+    }
+
+    /** Sets the max attempts. */
+    public void setMaxAttempts(int maxAttempts) {
+      RelayConfig.custom().maxAttempts(maxAttempts);
+      this.maxAttempts = maxAttempts;
+    }
+
+    /** Max retry hint. */
+    public Duration getMaxRetryHint() {
+      return maxRetryHint;
+    }
+
+    /** Sets the max retry hint. */
+    public void setMaxRetryHint(Duration maxRetryHint) {
+      RelayConfig.custom().maxRetryHint(maxRetryHint);
+      this.maxRetryHint = maxRetryHint;
+    }
+
+    /** Publish timeout. */
+    public Duration getPublishTimeout() {
+      return publishTimeout;
+    }
+
+    /** Sets the publish timeout. */
+    public void setPublishTimeout(Duration publishTimeout) {
+      RelayConfig.custom().publishTimeout(publishTimeout);
+      this.publishTimeout = publishTimeout;
+    }
+
+    /** Ordering. */
+    public Ordering getOrdering() {
+      return ordering;
+    }
+
+    /** Sets the ordering. */
+    public void setOrdering(Ordering ordering) {
+      RelayConfig.custom().ordering(ordering);
+      this.ordering = ordering;
+    }
+
+    /** Dead-letter policy. */
+    public DeadLetterPolicy getDeadLetterPolicy() {
+      return deadLetterPolicy;
+    }
+
+    /** Sets the dead-letter policy. */
+    public void setDeadLetterPolicy(DeadLetterPolicy deadLetterPolicy) {
+      RelayConfig.custom().deadLetterPolicy(deadLetterPolicy);
+      this.deadLetterPolicy = deadLetterPolicy;
+    }
+
+    /** Completion. */
+    public Completion getCompletion() {
+      return completion;
+    }
+
+    /** Sets the completion. */
+    public void setCompletion(Completion completion) {
+      RelayConfig.custom().completion(completion);
+      this.completion = completion;
+    }
+
+    /** Longest stored last_error. */
+    public int getLastErrorMaxLength() {
+      return lastErrorMaxLength;
+    }
+
+    /** Sets the longest stored last_error. */
+    public void setLastErrorMaxLength(int lastErrorMaxLength) {
+      RelayConfig.custom().lastErrorMaxLength(lastErrorMaxLength);
+      this.lastErrorMaxLength = lastErrorMaxLength;
+    }
+
+    /** Error backoff cap. */
+    public Duration getErrorBackoffMax() {
+      return errorBackoffMax;
+    }
+
+    /** Sets the error backoff cap. */
+    public void setErrorBackoffMax(Duration errorBackoffMax) {
+      RelayConfig.custom().errorBackoffMax(errorBackoffMax);
+      this.errorBackoffMax = errorBackoffMax;
+    }
+
+    /** Gauge refresh interval. */
+    public Duration getMetricsRefreshInterval() {
+      return metricsRefreshInterval;
+    }
+
+    /** Sets the gauge refresh interval. */
+    public void setMetricsRefreshInterval(Duration metricsRefreshInterval) {
+      RelayConfig.custom().metricsRefreshInterval(metricsRefreshInterval);
+      this.metricsRefreshInterval = metricsRefreshInterval;
+    }
+
+    /** Whether relay commits are synchronous. */
+    public boolean isSynchronousCommit() {
+      return synchronousCommit;
+    }
+
+    /** Sets whether relay commits are synchronous. */
+    public void setSynchronousCommit(boolean synchronousCommit) {
+      this.synchronousCommit = synchronousCommit;
+    }
+
+    /** Shutdown timeout. */
+    public Duration getShutdownTimeout() {
+      return shutdownTimeout;
+    }
+
+    /** Sets the shutdown timeout (0 to 1h). */
+    public void setShutdownTimeout(Duration shutdownTimeout) {
+      if (shutdownTimeout == null
+          || shutdownTimeout.isNegative()
+          || shutdownTimeout.compareTo(Duration.ofHours(1)) > 0) {
+        throw new IllegalArgumentException(
+            "shutdownTimeout must be between PT0S and PT1H, was " + shutdownTimeout);
+      }
+      this.shutdownTimeout = shutdownTimeout;
+    }
+
+    /** Executor threads. */
+    public int getExecutorThreads() {
+      return executorThreads;
+    }
+
+    /** Sets the executor threads (2 to 64: the relay wants a spare thread while idle). */
+    public void setExecutorThreads(int executorThreads) {
+      if (executorThreads < 2 || executorThreads > 64) {
+        throw new IllegalArgumentException(
+            "executorThreads must be between 2 and 64, was " + executorThreads);
+      }
+      this.executorThreads = executorThreads;
+    }
+
+    /** {@code pgoutbox.relay.backoff.*}. */
+    public Backoff getBackoff() {
+      return backoff;
+    }
+  }
+
+  /**
+   * {@code pgoutbox.relay.backoff.*}: exponential random backoff between attempts of one event. The
+   * combination is checked when the relay is built (max must not be below initial).
+   */
+  public static class Backoff {
+
+    /** Delay after the first failure (1ms to 1d). */
+    private Duration initial = Duration.ofSeconds(1);
+
+    /** Factor applied per further failure (1.0 to 100.0). */
+    private double multiplier = 2.0;
+
+    /** Randomization factor, 0.0 (none) to below 1.0. */
+    private double jitter = 0.5;
+
+    /** Cap of the delay (initial to 7d). */
+    private Duration max = Duration.ofMinutes(10);
+
+    /** Initial delay. */
+    public Duration getInitial() {
+      return initial;
+    }
+
+    /** Sets the initial delay. */
+    public void setInitial(Duration initial) {
+      RelayConfig.custom()
+          .exponentialBackoff(
+              initial, RelayConfig.DEFAULT_BACKOFF_MULTIPLIER, 0.0, Duration.ofDays(7));
+      this.initial = initial;
+    }
+
+    /** Multiplier. */
+    public double getMultiplier() {
+      return multiplier;
+    }
+
+    /** Sets the multiplier. */
+    public void setMultiplier(double multiplier) {
+      RelayConfig.custom()
+          .exponentialBackoff(Duration.ofSeconds(1), multiplier, 0.0, Duration.ofSeconds(1));
+      this.multiplier = multiplier;
+    }
+
+    /** Jitter. */
+    public double getJitter() {
+      return jitter;
+    }
+
+    /** Sets the jitter. */
+    public void setJitter(double jitter) {
+      RelayConfig.custom()
+          .exponentialBackoff(Duration.ofSeconds(1), 1.0, jitter, Duration.ofSeconds(1));
+      this.jitter = jitter;
+    }
+
+    /** Cap. */
+    public Duration getMax() {
+      return max;
+    }
+
+    /** Sets the cap. */
+    public void setMax(Duration max) {
+      RelayConfig.custom().exponentialBackoff(Duration.ofMillis(1), 1.0, 0.0, max);
+      this.max = max;
+    }
+  }
+
+  /** Publisher kinds the starter can build from properties. */
+  public enum PublisherType {
+    /** Apache Kafka (not yet built by the starter: declare a Publisher bean). */
+    KAFKA,
+    /** RabbitMQ, on the connection Boot configured from spring.rabbitmq.*. */
+    RABBITMQ,
+    /** NATS JetStream (not yet built by the starter: declare a Publisher bean). */
+    NATS,
+    /** HTTP webhooks (not yet built by the starter: declare a Publisher bean). */
+    WEBHOOK
+  }
+
+  /** {@code pgoutbox.publisher.*}: where the relay sends events, unless a Publisher bean exists. */
+  public static class Publisher {
+
+    /** The publisher to build; ignored when the application declares a Publisher bean. */
+    private @Nullable PublisherType type;
+
+    private final RabbitMq rabbitmq = new RabbitMq();
+
+    /** The publisher type. */
+    public @Nullable PublisherType getType() {
+      return type;
+    }
+
+    /** Sets the publisher type. */
+    public void setType(@Nullable PublisherType type) {
+      this.type = type;
+    }
+
+    /** {@code pgoutbox.publisher.rabbitmq.*}. */
+    public RabbitMq getRabbitmq() {
+      return rabbitmq;
+    }
+  }
+
+  /** How a RabbitMQ exchange routes events. */
+  public enum AmqpRoutingKey {
+    /** Routing key = the event type. */
+    EVENT_TYPE,
+    /** Routing key = the aggregate id. */
+    AGGREGATE_ID
+  }
+
+  /** {@code pgoutbox.publisher.rabbitmq.*}: the connection itself is Boot's spring.rabbitmq.*. */
+  public static class RabbitMq {
+
+    /** Exchange the events are published to (required with type=rabbitmq). */
+    private @Nullable String exchange;
+
+    /** What the routing key is. */
+    private AmqpRoutingKey routingKey = AmqpRoutingKey.EVENT_TYPE;
+
+    /** How long to wait for a publisher confirm. */
+    private Duration confirmTimeout = Duration.ofSeconds(30);
+
+    /** The exchange. */
+    public @Nullable String getExchange() {
+      return exchange;
+    }
+
+    /** Sets the exchange. */
+    public void setExchange(@Nullable String exchange) {
+      this.exchange = exchange;
+    }
+
+    /** The routing key kind. */
+    public AmqpRoutingKey getRoutingKey() {
+      return routingKey;
+    }
+
+    /** Sets the routing key kind. */
+    public void setRoutingKey(AmqpRoutingKey routingKey) {
+      this.routingKey = routingKey;
+    }
+
+    /** Confirm timeout. */
+    public Duration getConfirmTimeout() {
+      return confirmTimeout;
+    }
+
+    /** Sets the confirm timeout. */
+    public void setConfirmTimeout(Duration confirmTimeout) {
+      this.confirmTimeout = confirmTimeout;
+    }
+  }
+
+  /** {@code pgoutbox.health.*}: when the health indicator reports DOWN. */
+  public static class Health {
+
+    /** DOWN when the oldest pending event is older than this (unset: not checked). */
+    private @Nullable Duration maxOldestPendingAge;
+
+    /** DOWN when there are more dead letters than this (unset: not checked). */
+    private @Nullable Long maxDeadLetters;
+
+    /** Oldest pending age threshold. */
+    public @Nullable Duration getMaxOldestPendingAge() {
+      return maxOldestPendingAge;
+    }
+
+    /** Sets the oldest pending age threshold. */
+    public void setMaxOldestPendingAge(@Nullable Duration maxOldestPendingAge) {
+      this.maxOldestPendingAge = maxOldestPendingAge;
+    }
+
+    /** Dead letters threshold. */
+    public @Nullable Long getMaxDeadLetters() {
+      return maxDeadLetters;
+    }
+
+    /** Sets the dead letters threshold. */
+    public void setMaxDeadLetters(@Nullable Long maxDeadLetters) {
+      this.maxDeadLetters = maxDeadLetters;
+    }
+  }
+}

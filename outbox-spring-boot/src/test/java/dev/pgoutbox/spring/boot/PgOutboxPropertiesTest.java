@@ -1,0 +1,49 @@
+package dev.pgoutbox.spring.boot;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.pgoutbox.core.Outbox;
+import dev.pgoutbox.relay.OutboxRelay;
+import dev.pgoutbox.relay.RelayConfig;
+import java.io.InputStream;
+import java.nio.charset.StandardCharsets;
+import org.junit.jupiter.api.Test;
+
+class PgOutboxPropertiesTest {
+
+  @Test
+  void defaultsAreTheLibrarysDefaults() {
+    PgOutboxProperties properties = new PgOutboxProperties();
+    RelayConfig bound = properties.getRelay().toRelayConfig();
+    RelayConfig library = RelayConfig.ofDefaults();
+    assertThat(bound.toString()).isEqualTo(library.toString());
+    assertThat(bound.listenForNotifications()).isEqualTo(library.listenForNotifications());
+    assertThat(bound.errorBackoffMax()).isEqualTo(library.errorBackoffMax());
+    assertThat(bound.metricsRefreshInterval()).isEqualTo(library.metricsRefreshInterval());
+    assertThat(properties.getSchema()).isEqualTo(Outbox.DEFAULT_SCHEMA);
+    assertThat(properties.getRelay().getShutdownTimeout())
+        .isEqualTo(OutboxRelay.DEFAULT_STOP_TIMEOUT);
+    PgOutboxProperties.Backoff backoff = properties.getRelay().getBackoff();
+    assertThat(backoff.getInitial()).isEqualTo(RelayConfig.DEFAULT_BACKOFF_INITIAL);
+    assertThat(backoff.getMultiplier()).isEqualTo(RelayConfig.DEFAULT_BACKOFF_MULTIPLIER);
+    assertThat(backoff.getJitter()).isEqualTo(RelayConfig.DEFAULT_BACKOFF_JITTER);
+    assertThat(backoff.getMax()).isEqualTo(RelayConfig.DEFAULT_BACKOFF_MAX);
+    assertThat(properties.getWriter().isSerializeWritersPerAggregate())
+        .isEqualTo(Outbox.builder().build().serializesWritersPerAggregate());
+  }
+
+  @Test
+  void configurationMetadataIsGeneratedWithDefaults() throws Exception {
+    try (InputStream in =
+        getClass().getResourceAsStream("/META-INF/spring-configuration-metadata.json")) {
+      assertThat(in).isNotNull();
+      String json = new String(in.readAllBytes(), StandardCharsets.UTF_8);
+      assertThat(json)
+          .contains("\"pgoutbox.relay.batch-size\"")
+          .contains("\"pgoutbox.relay.backoff.multiplier\"")
+          .contains("\"pgoutbox.writer.serialize-writers-per-aggregate\"")
+          .contains("\"pgoutbox.publisher.rabbitmq.exchange\"")
+          .contains("\"defaultValue\": \"1s\"");
+    }
+  }
+}

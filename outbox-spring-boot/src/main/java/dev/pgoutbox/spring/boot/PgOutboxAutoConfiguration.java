@@ -7,8 +7,8 @@ import dev.pgoutbox.relay.OutboxRelay;
 import dev.pgoutbox.relay.Publisher;
 import dev.pgoutbox.relay.RelayListener;
 import dev.pgoutbox.relay.micrometer.MicrometerRelayMetrics;
-import dev.pgoutbox.relay.rabbitmq.AmqpRouting;
 import dev.pgoutbox.relay.rabbitmq.RabbitMqPublisher;
+import dev.pgoutbox.relay.rabbitmq.RabbitMqRouting;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.util.List;
 import java.util.concurrent.Executors;
@@ -99,7 +99,7 @@ public final class PgOutboxAutoConfiguration {
   @Bean
   @ConditionalOnMissingBean
   OutboxAdmin pgoutboxAdmin(OutboxSchemaReady schema, DataSource dataSource) {
-    return OutboxAdmin.create(dataSource, schema.schema());
+    return OutboxAdmin.builder().dataSource(dataSource).schema(schema.schema()).build();
   }
 
   /** The relay, unless {@code pgoutbox.relay.enabled=false}. */
@@ -201,10 +201,10 @@ public final class PgOutboxAutoConfiguration {
         throw new IllegalStateException(
             "pgoutbox.publisher.type=rabbitmq needs pgoutbox.publisher.rabbitmq.exchange");
       }
-      AmqpRouting routing =
-          rabbit.getRoutingKey() == PgOutboxProperties.AmqpRoutingKey.AGGREGATE_ID
-              ? AmqpRouting.byAggregateId(exchange)
-              : AmqpRouting.byEventType(exchange);
+      RabbitMqRouting routing =
+          rabbit.getRoutingKey() == PgOutboxProperties.RabbitMqRoutingKey.AGGREGATE_ID
+              ? RabbitMqRouting.byAggregateId(exchange)
+              : RabbitMqRouting.byEventType(exchange);
       return RabbitMqPublisher.builder(connections.getRabbitConnectionFactory(), routing)
           .confirmTimeout(rabbit.getConfirmTimeout())
           .build();

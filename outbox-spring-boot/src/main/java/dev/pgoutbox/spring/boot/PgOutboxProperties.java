@@ -155,7 +155,7 @@ public class PgOutboxProperties {
     /** Builds the relay settings these properties describe. */
     public RelayConfig toRelayConfig() {
       RelayConfig.Builder builder =
-          RelayConfig.custom()
+          RelayConfig.builder()
               .batchSize(batchSize)
               .pollInterval(pollInterval)
               .listenForNotifications(listenForNotifications)
@@ -207,7 +207,7 @@ public class PgOutboxProperties {
 
     /** Sets the batch size. */
     public void setBatchSize(int batchSize) {
-      RelayConfig.custom().batchSize(batchSize);
+      RelayConfig.builder().batchSize(batchSize);
       this.batchSize = batchSize;
     }
 
@@ -218,7 +218,7 @@ public class PgOutboxProperties {
 
     /** Sets the poll interval. */
     public void setPollInterval(Duration pollInterval) {
-      RelayConfig.custom().pollInterval(pollInterval);
+      RelayConfig.builder().pollInterval(pollInterval);
       this.pollInterval = pollInterval;
     }
 
@@ -239,7 +239,7 @@ public class PgOutboxProperties {
 
     /** Sets the max attempts. */
     public void setMaxAttempts(int maxAttempts) {
-      RelayConfig.custom().maxAttempts(maxAttempts);
+      RelayConfig.builder().maxAttempts(maxAttempts);
       this.maxAttempts = maxAttempts;
     }
 
@@ -250,7 +250,7 @@ public class PgOutboxProperties {
 
     /** Sets the max retry hint. */
     public void setMaxRetryHint(Duration maxRetryHint) {
-      RelayConfig.custom().maxRetryHint(maxRetryHint);
+      RelayConfig.builder().maxRetryHint(maxRetryHint);
       this.maxRetryHint = maxRetryHint;
     }
 
@@ -261,7 +261,7 @@ public class PgOutboxProperties {
 
     /** Sets the publish timeout. */
     public void setPublishTimeout(Duration publishTimeout) {
-      RelayConfig.custom().publishTimeout(publishTimeout);
+      RelayConfig.builder().publishTimeout(publishTimeout);
       this.publishTimeout = publishTimeout;
     }
 
@@ -272,7 +272,7 @@ public class PgOutboxProperties {
 
     /** Sets the ordering. */
     public void setOrdering(Ordering ordering) {
-      RelayConfig.custom().ordering(ordering);
+      RelayConfig.builder().ordering(ordering);
       this.ordering = ordering;
     }
 
@@ -283,7 +283,7 @@ public class PgOutboxProperties {
 
     /** Sets the dead-letter policy. */
     public void setDeadLetterPolicy(DeadLetterPolicy deadLetterPolicy) {
-      RelayConfig.custom().deadLetterPolicy(deadLetterPolicy);
+      RelayConfig.builder().deadLetterPolicy(deadLetterPolicy);
       this.deadLetterPolicy = deadLetterPolicy;
     }
 
@@ -294,7 +294,7 @@ public class PgOutboxProperties {
 
     /** Sets the completion. */
     public void setCompletion(Completion completion) {
-      RelayConfig.custom().completion(completion);
+      RelayConfig.builder().completion(completion);
       this.completion = completion;
     }
 
@@ -305,7 +305,7 @@ public class PgOutboxProperties {
 
     /** Sets the longest stored last_error. */
     public void setLastErrorMaxLength(int lastErrorMaxLength) {
-      RelayConfig.custom().lastErrorMaxLength(lastErrorMaxLength);
+      RelayConfig.builder().lastErrorMaxLength(lastErrorMaxLength);
       this.lastErrorMaxLength = lastErrorMaxLength;
     }
 
@@ -316,7 +316,7 @@ public class PgOutboxProperties {
 
     /** Sets the error backoff cap. */
     public void setErrorBackoffMax(Duration errorBackoffMax) {
-      RelayConfig.custom().errorBackoffMax(errorBackoffMax);
+      RelayConfig.builder().errorBackoffMax(errorBackoffMax);
       this.errorBackoffMax = errorBackoffMax;
     }
 
@@ -327,7 +327,7 @@ public class PgOutboxProperties {
 
     /** Sets the gauge refresh interval. */
     public void setMetricsRefreshInterval(Duration metricsRefreshInterval) {
-      RelayConfig.custom().metricsRefreshInterval(metricsRefreshInterval);
+      RelayConfig.builder().metricsRefreshInterval(metricsRefreshInterval);
       this.metricsRefreshInterval = metricsRefreshInterval;
     }
 
@@ -402,7 +402,7 @@ public class PgOutboxProperties {
 
     /** Sets the initial delay. */
     public void setInitial(Duration initial) {
-      RelayConfig.custom()
+      RelayConfig.builder()
           .exponentialBackoff(
               initial, RelayConfig.DEFAULT_BACKOFF_MULTIPLIER, 0.0, Duration.ofDays(7));
       this.initial = initial;
@@ -415,7 +415,7 @@ public class PgOutboxProperties {
 
     /** Sets the multiplier. */
     public void setMultiplier(double multiplier) {
-      RelayConfig.custom()
+      RelayConfig.builder()
           .exponentialBackoff(Duration.ofSeconds(1), multiplier, 0.0, Duration.ofSeconds(1));
       this.multiplier = multiplier;
     }
@@ -427,7 +427,7 @@ public class PgOutboxProperties {
 
     /** Sets the jitter. */
     public void setJitter(double jitter) {
-      RelayConfig.custom()
+      RelayConfig.builder()
           .exponentialBackoff(Duration.ofSeconds(1), 1.0, jitter, Duration.ofSeconds(1));
       this.jitter = jitter;
     }
@@ -439,7 +439,7 @@ public class PgOutboxProperties {
 
     /** Sets the cap. */
     public void setMax(Duration max) {
-      RelayConfig.custom().exponentialBackoff(Duration.ofMillis(1), 1.0, 0.0, max);
+      RelayConfig.builder().exponentialBackoff(Duration.ofMillis(1), 1.0, 0.0, max);
       this.max = max;
     }
   }
@@ -481,7 +481,7 @@ public class PgOutboxProperties {
   }
 
   /** How a RabbitMQ exchange routes events. */
-  public enum AmqpRoutingKey {
+  public enum RabbitMqRoutingKey {
     /** Routing key = the event type. */
     EVENT_TYPE,
     /** Routing key = the aggregate id. */
@@ -495,7 +495,7 @@ public class PgOutboxProperties {
     private @Nullable String exchange;
 
     /** What the routing key is. */
-    private AmqpRoutingKey routingKey = AmqpRoutingKey.EVENT_TYPE;
+    private RabbitMqRoutingKey routingKey = RabbitMqRoutingKey.EVENT_TYPE;
 
     /** How long to wait for a publisher confirm. */
     private Duration confirmTimeout = Duration.ofSeconds(30);
@@ -511,12 +511,12 @@ public class PgOutboxProperties {
     }
 
     /** The routing key kind. */
-    public AmqpRoutingKey getRoutingKey() {
+    public RabbitMqRoutingKey getRoutingKey() {
       return routingKey;
     }
 
     /** Sets the routing key kind. */
-    public void setRoutingKey(AmqpRoutingKey routingKey) {
+    public void setRoutingKey(RabbitMqRoutingKey routingKey) {
       this.routingKey = routingKey;
     }
 

@@ -3,6 +3,7 @@ package dev.pgoutbox.spring.boot;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.pgoutbox.core.Outbox;
+import dev.pgoutbox.db.OutboxSchema;
 import dev.pgoutbox.relay.OutboxRelay;
 import dev.pgoutbox.relay.RelayConfig;
 import java.io.InputStream;
@@ -20,7 +21,7 @@ class PgOutboxPropertiesTest {
     assertThat(bound.listenForNotifications()).isEqualTo(library.listenForNotifications());
     assertThat(bound.errorBackoffMax()).isEqualTo(library.errorBackoffMax());
     assertThat(bound.metricsRefreshInterval()).isEqualTo(library.metricsRefreshInterval());
-    assertThat(properties.getSchema()).isEqualTo(Outbox.DEFAULT_SCHEMA);
+    assertThat(properties.getSchema()).isEqualTo(OutboxSchema.DEFAULT_SCHEMA);
     assertThat(properties.getRelay().getShutdownTimeout())
         .isEqualTo(OutboxRelay.DEFAULT_STOP_TIMEOUT);
     PgOutboxProperties.Backoff backoff = properties.getRelay().getBackoff();

@@ -148,8 +148,12 @@ final class Drains {
           threads.submit(
               () -> {
                 Claimer claimer =
-                    new Claimer(setup.batch(), setup.ordering(), DeadLetterPolicy.HOLD_AGGREGATE);
-                Marker marker = new Marker(setup.completion());
+                    new Claimer(
+                        setup.batch(),
+                        setup.ordering(),
+                        DeadLetterPolicy.HOLD_AGGREGATE,
+                        db.schema());
+                Marker marker = new Marker(setup.completion(), db.schema());
                 try (Connection connection = db.connect()) {
                   connection.setAutoCommit(false);
                   DSLContext tx =

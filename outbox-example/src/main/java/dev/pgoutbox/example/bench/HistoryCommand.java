@@ -103,7 +103,8 @@ final class HistoryCommand implements Callable<Integer> {
       DSLContext tx =
           DSL.using(connection, SQLDialect.POSTGRES, OutboxSchema.jooqSettings(db.schema()));
       for (int i = 0; i < claims + 20; i++) {
-        Claimer claimer = new Claimer(batch, Ordering.STRICT, DeadLetterPolicy.HOLD_AGGREGATE);
+        Claimer claimer =
+            new Claimer(batch, Ordering.STRICT, DeadLetterPolicy.HOLD_AGGREGATE, db.schema());
         long start = System.nanoTime();
         int claimed = claimer.claim(tx).size();
         long micros = (System.nanoTime() - start) / 1000;

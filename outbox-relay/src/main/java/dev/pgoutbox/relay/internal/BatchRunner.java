@@ -66,7 +66,7 @@ public final class BatchRunner {
     this.settings = settings;
     this.claimer =
         new Claimer(config.batchSize(), config.ordering(), config.deadLetterPolicy(), schema);
-    this.marker = new Marker(config.completion());
+    this.marker = new Marker(config.completion(), schema);
     this.publisher = publisher;
     this.config = config;
     this.listener = listener;

@@ -1,18 +1,8 @@
 package dev.pgoutbox.relay.internal;
 
-import static dev.pgoutbox.db.jooq.Tables.OUTBOX_EVENTS;
-import static org.jooq.impl.DSL.currentOffsetDateTime;
-import static org.jooq.impl.DSL.field;
-import static org.jooq.impl.DSL.lateral;
-import static org.jooq.impl.DSL.name;
-import static org.jooq.impl.DSL.partitionBy;
-import static org.jooq.impl.DSL.rowNumber;
-import static org.jooq.impl.DSL.select;
-import static org.jooq.impl.DSL.selectOne;
-
-import dev.pgoutbox.db.jooq.tables.OutboxEvents;
 import dev.pgoutbox.relay.DeadLetterPolicy;
 import dev.pgoutbox.relay.Ordering;
+import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.OffsetDateTime;
@@ -20,23 +10,13 @@ import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
 import java.util.UUID;
-import org.jooq.CommonTableExpression;
-import org.jooq.Condition;
 import org.jooq.DSLContext;
-import org.jooq.Field;
-import org.jooq.Record;
-import org.jooq.Record1;
-import org.jooq.Record3;
-import org.jooq.Record4;
-import org.jooq.ResultQuery;
-import org.jooq.SelectField;
-import org.jooq.Table;
 import org.jooq.exception.DataAccessException;
-import org.jooq.impl.DSL;
 import org.jspecify.annotations.Nullable;
 
 /**
- * Claims due events inside the caller's transaction, through the generated jOOQ tables.
+ * Claims due events inside the caller's transaction, with a statement built from the generated jOOQ
+ * tables and rendered once ({@link ClaimStatements}), run through JDBC.
  *
  * <p>Strict ordering: lock the head (oldest unprocessed row) of each eligible aggregate with {@code
  * FOR UPDATE SKIP LOCKED}, scanning pending rows in {@code position} order so the oldest work goes
@@ -76,6 +56,10 @@ public final class Claimer {
   private final Ordering ordering;
   private final boolean releaseDeadAggregates;
   private final int lockNamespace;
+
+  /** The claim for this ordering and policy, rendered once. */
+  private final RenderedStatement statement;
+
   private int headsToClaim;
 
   /**
@@ -117,6 +101,10 @@ public final class Claimer {
     this.ordering = ordering;
     this.releaseDeadAggregates = deadLetterPolicy == DeadLetterPolicy.RELEASE_AGGREGATE;
     this.headsToClaim = Math.min(batchSize, 32);
+    this.statement =
+        ordering == Ordering.STRICT
+            ? ClaimStatements.strict(schema, releaseDeadAggregates)
+            : ClaimStatements.unordered(schema);
   }
 
   /** A claimer for the outbox in the default schema ({@code public}). */
@@ -127,6 +115,9 @@ public final class Claimer {
   /**
    * Claims up to {@code batchSize} due events, locked until the caller's transaction ends, in
    * publishing order: by {@code aggregate_id}, then within an aggregate by {@code position}.
+   *
+   * <p>Only {@code tx}'s connection is used: the statement names the tables of the schema this
+   * claimer was made for, whatever {@code tx}'s settings map them to.
    */
   public List<ClaimedRow> claim(DSLContext tx) {
     List<ClaimedRow> rows = ordering == Ordering.STRICT ? claimStrict(tx) : claimUnordered(tx);
@@ -135,19 +126,14 @@ public final class Claimer {
   }
 
   private List<ClaimedRow> claimUnordered(DSLContext tx) {
-    OutboxEvents e = OUTBOX_EVENTS.as("e");
+    long from = scanFrom();
     List<ClaimedRow> rows = new ArrayList<>(batchSize);
     read(
-        tx.select(columns(e))
-            .from(e)
-            .where(e.PROCESSED_AT.isNull())
-            .and(e.POSITION.ge(scanFrom()))
-            .and(isDue(e))
-            .orderBy(e.POSITION)
-            .limit(batchSize)
-            .forUpdate()
-            .of(e)
-            .skipLocked(),
+        tx,
+        ps -> {
+          ps.setLong(ClaimStatements.UNORDERED_SCAN_FROM, from);
+          ps.setInt(ClaimStatements.UNORDERED_BATCH_SIZE, batchSize);
+        },
         (row, rs) -> rows.add(row));
     afterScan(rows.isEmpty() ? null : rows.get(0).position());
     return rows;
@@ -214,18 +200,6 @@ public final class Claimer {
    * crowd the others out.
    */
   private List<ClaimedRow> claimStrict(DSLContext tx) {
-    OutboxEvents e = OUTBOX_EVENTS.as("e");
-    OutboxEvents earlier = OUTBOX_EVENTS.as("p");
-    Condition earlierPending =
-        earlier
-            .PROCESSED_AT
-            .isNull()
-            .and(earlier.AGGREGATE_TYPE.eq(e.AGGREGATE_TYPE))
-            .and(earlier.AGGREGATE_ID.eq(e.AGGREGATE_ID))
-            .and(earlier.POSITION.lt(e.POSITION));
-    if (releaseDeadAggregates) {
-      earlierPending = earlierPending.and(earlier.DEAD_AT.isNull());
-    }
     long from = scanFrom();
     int limit = headsToClaim;
     if (fullScan) {
@@ -233,105 +207,29 @@ public final class Claimer {
       // behind a hot aggregate's backlog), reading the backlog once rather than every batch.
       limit = Math.min(maxHeads(), limit + Math.max(2, limit / 4));
     }
-    CommonTableExpression<Record3<String, String, Long>> heads =
-        name("heads")
-            .fields("t", "a", "p")
-            .asMaterialized(
-                select(e.AGGREGATE_TYPE, e.AGGREGATE_ID, e.POSITION)
-                    .from(e)
-                    .where(e.PROCESSED_AT.isNull())
-                    .and(e.POSITION.ge(from))
-                    .and(isDue(e))
-                    // OFFSET 0 keeps the check a probe per candidate row, stopped by the LIMIT:
-                    // as a join (hash anti-join, chosen on a table never analysed) it read the
-                    // whole backlog twice for every claim.
-                    .andNotExists(
-                        selectOne().from(earlier).where(earlierPending).offset(DSL.inline(0)))
-                    .orderBy(e.POSITION)
-                    .limit(limit)
-                    .forUpdate()
-                    .of(e)
-                    .skipLocked());
-    CommonTableExpression<Record3<String, String, Long>> owned =
-        name("owned")
-            .fields("t", "a", "p")
-            .asMaterialized(
-                select(
-                        heads.field("t", String.class),
-                        heads.field("a", String.class),
-                        heads.field("p", Long.class))
-                    .from(heads)
-                    .where(
-                        Sql.tryLockAggregate(
-                            lockNamespace,
-                            heads.field("t", String.class),
-                            heads.field("a", String.class))));
-    Field<String> headType = owned.field("t", String.class);
-    Field<String> headId = owned.field("a", String.class);
-    Field<Long> headPosition = owned.field("p", Long.class);
-
     // Enough per aggregate to fill the batch when runs are uneven, without reading whole runs.
     // Sized by the heads the last claim found: fewer than asked for when few aggregates are
     // pending.
     int expectedHeads = Math.max(1, Math.min(limit, lastHeadsFound));
     int perAggregate =
         Math.min(batchSize, Math.max(2, 2 * ((batchSize + expectedHeads - 1) / expectedHeads)));
-    OutboxEvents r = OUTBOX_EVENTS.as("r");
-    Condition inRun =
-        r.AGGREGATE_TYPE
-            .eq(headType)
-            .and(r.AGGREGATE_ID.eq(headId))
-            .and(r.PROCESSED_AT.isNull())
-            .and(r.POSITION.ge(headPosition));
-    if (releaseDeadAggregates) {
-      inRun = inRun.and(r.DEAD_AT.isNull());
-    }
-    Table<Record1<Long>> run =
-        lateral(select(r.POSITION).from(r).where(inRun).orderBy(r.POSITION).limit(perAggregate))
-            .as("x");
-    Field<Long> runPosition = run.field(r.POSITION);
-    CommonTableExpression<Record4<String, String, Long, Integer>> chosen =
-        name("chosen")
-            .fields("t", "a", "p", "rn")
-            .asMaterialized(
-                select(
-                        headType,
-                        headId,
-                        runPosition,
-                        rowNumber()
-                            .over(partitionBy(headType, headId).orderBy(runPosition))
-                            .as("rn"))
-                    .from(owned)
-                    .crossJoin(run)
-                    .orderBy(DSL.field(name("rn")), headPosition)
-                    .limit(batchSize));
-    OutboxEvents c = OUTBOX_EVENTS.as("c");
-    Field<Integer> rn = chosen.field("rn", Integer.class);
-    // rn is read by index, right after the columns of columns(c).
-    List<SelectField<?>> selected = new ArrayList<>(columns(c));
-    selected.add(rn);
-    ResultQuery<Record> claim =
-        tx.with(heads)
-            .with(owned)
-            .with(chosen)
-            .select(selected)
-            .from(chosen)
-            .join(c)
-            .on(c.AGGREGATE_TYPE.eq(chosen.field("t", String.class)))
-            .and(c.AGGREGATE_ID.eq(chosen.field("a", String.class)))
-            .and(c.POSITION.eq(chosen.field("p", Long.class)))
-            .where(c.PROCESSED_AT.isNull())
-            .forUpdate()
-            .of(c);
+    int headsLimit = limit;
 
     List<ClaimedRow> fetched = new ArrayList<>(batchSize);
     long[] firstHead = {Long.MAX_VALUE};
     int[] headsCounted = {0};
     read(
-        claim,
+        tx,
+        ps -> {
+          ps.setLong(ClaimStatements.STRICT_SCAN_FROM, from);
+          ps.setInt(ClaimStatements.STRICT_HEADS, headsLimit);
+          ps.setInt(ClaimStatements.STRICT_LOCK_NAMESPACE, lockNamespace);
+          ps.setInt(ClaimStatements.STRICT_PER_AGGREGATE, perAggregate);
+          ps.setInt(ClaimStatements.STRICT_BATCH_SIZE, batchSize);
+        },
         (row, rs) -> {
           fetched.add(row);
-          if (rs.getInt(RN_COLUMN) == 1) {
+          if (rs.getInt(ClaimStatements.RN) == 1) {
             headsCounted[0]++;
             firstHead[0] = Math.min(firstHead[0], row.position());
           }
@@ -397,28 +295,10 @@ public final class Claimer {
     return Math.min(batchSize, MAX_HEADS);
   }
 
-  private static Condition isDue(OutboxEvents e) {
-    return e.DEAD_AT
-        .isNull()
-        .and(e.RETRY_AFTER.isNull().or(e.RETRY_AFTER.le(currentOffsetDateTime())));
+  /** Sets the binds of the claim statement. */
+  private interface Binder {
+    void bind(PreparedStatement statement) throws SQLException;
   }
-
-  private static List<SelectField<?>> columns(OutboxEvents e) {
-    return List.of(
-        e.ID,
-        e.POSITION,
-        e.AGGREGATE_TYPE,
-        e.AGGREGATE_ID,
-        e.EVENT_TYPE,
-        e.PAYLOAD,
-        e.HEADERS,
-        e.ATTEMPTS,
-        e.CREATED_AT,
-        field(isDue(e)).as("due"));
-  }
-
-  /** The JDBC column of {@code rn}, after the ten of {@link #columns}. */
-  private static final int RN_COLUMN = 11;
 
   /** Receives each claimed row, with the result set positioned on it for extra columns. */
   private interface RowSink {
@@ -426,31 +306,37 @@ public final class Claimer {
   }
 
   /**
-   * Runs {@code query} and reads each row by column index with JDBC getters, in the order of {@link
-   * #columns}: no per-value converter lookup, and payload and headers stay the text PostgreSQL
-   * sent.
+   * Runs the claim on {@code tx}'s connection with the binds {@code binder} sets, and reads each
+   * row by column index ({@link ClaimStatements#ID} on) with JDBC getters: no per-value converter
+   * lookup, and payload and headers stay the text PostgreSQL sent.
    */
-  private static void read(ResultQuery<?> query, RowSink sink) {
-    try (ResultSet rs = query.fetchResultSet()) {
-      while (rs.next()) {
-        String payload = rs.getString(6);
-        int attempts = rs.getInt(8);
-        sink.accept(
-            new ClaimedRow(
-                rs.getObject(1, UUID.class),
-                rs.getLong(2),
-                rs.getString(3),
-                rs.getString(4),
-                rs.getString(5),
-                payload == null ? "null" : payload,
-                rs.getString(7),
-                attempts,
-                rs.getObject(9, OffsetDateTime.class),
-                rs.getBoolean(10)),
-            rs);
-      }
-    } catch (SQLException e) {
-      throw new DataAccessException("claim failed: " + e.getMessage(), e);
-    }
+  private void read(DSLContext tx, Binder binder, RowSink sink) {
+    tx.connection(
+        connection -> {
+          try (PreparedStatement ps = connection.prepareStatement(statement.sql())) {
+            binder.bind(ps);
+            try (ResultSet rs = ps.executeQuery()) {
+              while (rs.next()) {
+                String payload = rs.getString(ClaimStatements.PAYLOAD);
+                int attempts = rs.getInt(ClaimStatements.ATTEMPTS);
+                sink.accept(
+                    new ClaimedRow(
+                        rs.getObject(ClaimStatements.ID, UUID.class),
+                        rs.getLong(ClaimStatements.POSITION),
+                        rs.getString(ClaimStatements.AGGREGATE_TYPE),
+                        rs.getString(ClaimStatements.AGGREGATE_ID),
+                        rs.getString(ClaimStatements.EVENT_TYPE),
+                        payload == null ? "null" : payload,
+                        rs.getString(ClaimStatements.HEADERS),
+                        attempts,
+                        rs.getObject(ClaimStatements.CREATED_AT, OffsetDateTime.class),
+                        rs.getBoolean(ClaimStatements.DUE)),
+                    rs);
+              }
+            }
+          } catch (SQLException e) {
+            throw new DataAccessException("claim failed: " + e.getMessage(), e);
+          }
+        });
   }
 }

@@ -1,24 +1,43 @@
 package dev.pgoutbox.relay.internal;
 
-import static dev.pgoutbox.db.jooq.Tables.OUTBOX_EVENTS;
-
+import dev.pgoutbox.db.OutboxSchema;
 import dev.pgoutbox.relay.Completion;
+import java.sql.Array;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.SQLException;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
 import org.jooq.DSLContext;
-import org.jooq.Query;
-import org.jooq.impl.DSL;
+import org.jooq.exception.DataAccessException;
 
-/** Records the outcome of a batch inside the claim transaction, through the generated tables. */
+/**
+ * Records the outcome of a batch inside the claim transaction, with statements built from the
+ * generated tables and rendered once ({@link MarkStatements}), run through JDBC.
+ *
+ * <p>Only the connection of the {@code tx} passed in is used: the statements name the tables of the
+ * schema this marker was made for.
+ */
 public final class Marker {
 
-  private final Completion completion;
+  private final RenderedStatement published;
+  private final RenderedStatement retry;
+  private final RenderedStatement dead;
 
-  /** A marker that completes published events as {@code completion} says. */
+  /** A marker for the outbox in {@code schema} that completes published events as told. */
+  public Marker(Completion completion, String schema) {
+    this.published =
+        completion == Completion.DELETE
+            ? MarkStatements.deleted(schema)
+            : MarkStatements.published(schema);
+    this.retry = MarkStatements.retry(schema);
+    this.dead = MarkStatements.dead(schema);
+  }
+
+  /** A marker for the outbox in the default schema ({@code public}). */
   public Marker(Completion completion) {
-    this.completion = completion;
+    this(completion, OutboxSchema.DEFAULT_SCHEMA);
   }
 
   /**
@@ -32,24 +51,25 @@ public final class Marker {
     if (positions.isEmpty()) {
       return 0;
     }
-    Long[] array = positions.toArray(Long[]::new);
-    if (completion == Completion.DELETE) {
-      return tx.deleteFrom(OUTBOX_EVENTS)
-          .where(OUTBOX_EVENTS.POSITION.eq(DSL.any(array)))
-          .and(OUTBOX_EVENTS.PROCESSED_AT.isNull())
-          .execute();
-    } else {
-      return tx.update(OUTBOX_EVENTS)
-          .set(OUTBOX_EVENTS.PROCESSED_AT, Sql.clockTimestamp())
-          .where(OUTBOX_EVENTS.POSITION.eq(DSL.any(array)))
-          .and(OUTBOX_EVENTS.PROCESSED_AT.isNull())
-          .execute();
-    }
+    return tx.connectionResult(
+        connection -> {
+          try (PreparedStatement statement = connection.prepareStatement(published.sql())) {
+            Array array = connection.createArrayOf("int8", positions.toArray(Long[]::new));
+            try {
+              statement.setArray(MarkStatements.PUBLISHED_POSITIONS, array);
+              return statement.executeUpdate();
+            } finally {
+              array.free();
+            }
+          } catch (SQLException e) {
+            throw new DataAccessException("marking published events failed: " + e.getMessage(), e);
+          }
+        });
   }
 
   /**
    * Records failed attempts: backoff into {@code retry_after}, or {@code dead_at}; only on rows
-   * still unprocessed.
+   * still unprocessed. Retries and dead letters go as one JDBC batch each.
    *
    * @return rows recorded; fewer than {@code failures} means some were no longer this relay's
    */
@@ -57,31 +77,46 @@ public final class Marker {
     if (failures.isEmpty()) {
       return 0;
     }
-    List<Query> updates = new ArrayList<>(failures.size());
-    for (Failure f : failures) {
-      updates.add(
-          tx.update(OUTBOX_EVENTS)
-              .set(OUTBOX_EVENTS.ATTEMPTS, f.attempts())
-              .set(OUTBOX_EVENTS.LAST_ERROR, f.reason())
-              .set(
-                  OUTBOX_EVENTS.RETRY_AFTER,
-                  f.dead()
-                      ? DSL.val(null, OUTBOX_EVENTS.RETRY_AFTER)
-                      : Sql.clockTimestampPlus(f.retryIn()))
-              .set(
-                  OUTBOX_EVENTS.DEAD_AT,
-                  f.dead() ? Sql.clockTimestamp() : DSL.val(null, OUTBOX_EVENTS.DEAD_AT))
-              .where(OUTBOX_EVENTS.ID.eq(f.id()))
-              .and(OUTBOX_EVENTS.PROCESSED_AT.isNull()));
+    return tx.connectionResult(
+        connection -> {
+          try {
+            return record(connection, retry, failures, false)
+                + record(connection, dead, failures, true);
+          } catch (SQLException e) {
+            throw new DataAccessException("recording failures failed: " + e.getMessage(), e);
+          }
+        });
+  }
+
+  /** Runs {@code statement} for the failures whose {@code dead()} is {@code dead}. */
+  private static int record(
+      Connection connection, RenderedStatement statement, List<Failure> failures, boolean dead)
+      throws SQLException {
+    List<Failure> these = failures.stream().filter(f -> f.dead() == dead).toList();
+    if (these.isEmpty()) {
+      return 0;
     }
-    if (updates.size() == 1) {
-      return updates.get(0).execute();
+    try (PreparedStatement ps = connection.prepareStatement(statement.sql())) {
+      for (Failure f : these) {
+        ps.setInt(MarkStatements.FAILED_ATTEMPTS, f.attempts());
+        ps.setString(MarkStatements.FAILED_REASON, f.reason());
+        if (dead) {
+          ps.setObject(MarkStatements.DEAD_ID, f.id());
+        } else {
+          ps.setLong(MarkStatements.RETRY_IN_MILLIS, f.retryIn().toMillis());
+          ps.setObject(MarkStatements.RETRY_ID, f.id());
+        }
+        if (these.size() == 1) {
+          return ps.executeUpdate();
+        }
+        ps.addBatch();
+      }
+      int recorded = 0;
+      for (int count : ps.executeBatch()) {
+        recorded += Math.max(0, count);
+      }
+      return recorded;
     }
-    int recorded = 0;
-    for (int count : tx.batch(updates).execute()) {
-      recorded += Math.max(0, count);
-    }
-    return recorded;
   }
 
   /**

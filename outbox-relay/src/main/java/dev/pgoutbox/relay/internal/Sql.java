@@ -44,9 +44,14 @@ public final class Sql {
 
   /** {@code clock_timestamp() + delay}, in database time. */
   public static Field<OffsetDateTime> clockTimestampPlus(Duration delay) {
+    return clockTimestampPlusMillis(DSL.val(delay.toMillis()));
+  }
+
+  /** {@code clock_timestamp() + millis milliseconds}, in database time. */
+  static Field<OffsetDateTime> clockTimestampPlusMillis(Field<Long> millis) {
     return DSL.field(
         "clock_timestamp() + ({0} * interval '1 millisecond')",
-        SQLDataType.TIMESTAMPWITHTIMEZONE, DSL.val(delay.toMillis()));
+        SQLDataType.TIMESTAMPWITHTIMEZONE, millis);
   }
 
   /**
@@ -108,11 +113,17 @@ public final class Sql {
    */
   public static Condition tryLockAggregate(
       int namespace, Field<String> aggregateType, Field<String> aggregateId) {
+    return tryLockAggregate(DSL.val(namespace), aggregateType, aggregateId);
+  }
+
+  /** {@link #tryLockAggregate(int, Field, Field)} with the namespace as a field (e.g. a bind). */
+  static Condition tryLockAggregate(
+      Field<Integer> namespace, Field<String> aggregateType, Field<String> aggregateId) {
     Field<Integer> key =
         DSL.function(
             "hashtext", SQLDataType.INTEGER, aggregateType.concat(DSL.inline(":"), aggregateId));
     return DSL.condition(
-        DSL.function("pg_try_advisory_xact_lock", SQLDataType.BOOLEAN, DSL.val(namespace), key));
+        DSL.function("pg_try_advisory_xact_lock", SQLDataType.BOOLEAN, namespace, key));
   }
 
   /** {@code LISTEN "channel"}; the channel is a validated identifier (see OutboxSchema). */

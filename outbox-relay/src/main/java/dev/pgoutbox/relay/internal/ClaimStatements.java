@@ -1,0 +1,224 @@
+package dev.pgoutbox.relay.internal;
+
+import static dev.pgoutbox.db.jooq.Tables.OUTBOX_EVENTS;
+import static org.jooq.impl.DSL.currentOffsetDateTime;
+import static org.jooq.impl.DSL.field;
+import static org.jooq.impl.DSL.lateral;
+import static org.jooq.impl.DSL.name;
+import static org.jooq.impl.DSL.param;
+import static org.jooq.impl.DSL.partitionBy;
+import static org.jooq.impl.DSL.rowNumber;
+import static org.jooq.impl.DSL.select;
+import static org.jooq.impl.DSL.selectOne;
+
+import dev.pgoutbox.db.jooq.tables.OutboxEvents;
+import java.util.ArrayList;
+import java.util.List;
+import org.jooq.CommonTableExpression;
+import org.jooq.Condition;
+import org.jooq.Field;
+import org.jooq.Param;
+import org.jooq.Query;
+import org.jooq.Record1;
+import org.jooq.Record3;
+import org.jooq.Record4;
+import org.jooq.SelectField;
+import org.jooq.Table;
+import org.jooq.impl.DSL;
+
+/**
+ * The claim statements of one outbox schema, built from the generated tables and rendered once (see
+ * {@link RenderedStatement}); {@link Claimer} binds and runs them. What each step does and why is
+ * told at {@link Claimer}.
+ *
+ * <p>Both return the columns of {@link #columns}, read by index ({@link #ID} to {@link #DUE}); the
+ * strict claim adds {@link #RN}.
+ */
+final class ClaimStatements {
+
+  /** Strict claim, bind 1: the position the heads search starts from. */
+  static final int STRICT_SCAN_FROM = 1;
+
+  /** Strict claim, bind 2: most heads to lock. */
+  static final int STRICT_HEADS = 2;
+
+  /** Strict claim, bind 3: the first key of the aggregate locks ({@link Sql#tryLockAggregate}). */
+  static final int STRICT_LOCK_NAMESPACE = 3;
+
+  /** Strict claim, bind 4: most rows read behind each owned head. */
+  static final int STRICT_PER_AGGREGATE = 4;
+
+  /** Strict claim, bind 5: most rows claimed. */
+  static final int STRICT_BATCH_SIZE = 5;
+
+  /** Unordered claim, bind 1: the position the scan starts from. */
+  static final int UNORDERED_SCAN_FROM = 1;
+
+  /** Unordered claim, bind 2: most rows claimed. */
+  static final int UNORDERED_BATCH_SIZE = 2;
+
+  static final int ID = 1;
+  static final int POSITION = 2;
+  static final int AGGREGATE_TYPE = 3;
+  static final int AGGREGATE_ID = 4;
+  static final int EVENT_TYPE = 5;
+  static final int PAYLOAD = 6;
+  static final int HEADERS = 7;
+  static final int ATTEMPTS = 8;
+  static final int CREATED_AT = 9;
+  static final int DUE = 10;
+
+  /** Strict claim only: the row's place in its aggregate's run, 1 for the head. */
+  static final int RN = 11;
+
+  private ClaimStatements() {}
+
+  /**
+   * The strict claim. {@code releaseDeadAggregates} ({@code RELEASE_AGGREGATE}) makes a dead row
+   * stop holding back its aggregate's later rows.
+   */
+  static RenderedStatement strict(String schema, boolean releaseDeadAggregates) {
+    Param<Long> scanFrom = param("scanFrom", Long.class);
+    Param<Integer> headsLimit = param("heads", Integer.class);
+    Param<Integer> lockNamespace = param("lockNamespace", Integer.class);
+    Param<Integer> perAggregate = param("perAggregate", Integer.class);
+    Param<Integer> batchSize = param("batchSize", Integer.class);
+
+    OutboxEvents e = OUTBOX_EVENTS.as("e");
+    OutboxEvents earlier = OUTBOX_EVENTS.as("p");
+    Condition earlierPending =
+        earlier
+            .PROCESSED_AT
+            .isNull()
+            .and(earlier.AGGREGATE_TYPE.eq(e.AGGREGATE_TYPE))
+            .and(earlier.AGGREGATE_ID.eq(e.AGGREGATE_ID))
+            .and(earlier.POSITION.lt(e.POSITION));
+    if (releaseDeadAggregates) {
+      earlierPending = earlierPending.and(earlier.DEAD_AT.isNull());
+    }
+    CommonTableExpression<Record3<String, String, Long>> heads =
+        name("heads")
+            .fields("t", "a", "p")
+            .asMaterialized(
+                select(e.AGGREGATE_TYPE, e.AGGREGATE_ID, e.POSITION)
+                    .from(e)
+                    .where(e.PROCESSED_AT.isNull())
+                    .and(e.POSITION.ge(scanFrom))
+                    .and(isDue(e))
+                    // OFFSET 0 keeps the check a probe per candidate row, stopped by the LIMIT:
+                    // as a join (hash anti-join, chosen on a table never analysed) it read the
+                    // whole backlog twice for every claim.
+                    .andNotExists(
+                        selectOne().from(earlier).where(earlierPending).offset(DSL.inline(0)))
+                    .orderBy(e.POSITION)
+                    .limit(headsLimit)
+                    .forUpdate()
+                    .of(e)
+                    .skipLocked());
+    CommonTableExpression<Record3<String, String, Long>> owned =
+        name("owned")
+            .fields("t", "a", "p")
+            .asMaterialized(
+                select(
+                        heads.field("t", String.class),
+                        heads.field("a", String.class),
+                        heads.field("p", Long.class))
+                    .from(heads)
+                    .where(
+                        Sql.tryLockAggregate(
+                            lockNamespace,
+                            heads.field("t", String.class),
+                            heads.field("a", String.class))));
+    Field<String> headType = owned.field("t", String.class);
+    Field<String> headId = owned.field("a", String.class);
+    Field<Long> headPosition = owned.field("p", Long.class);
+
+    OutboxEvents r = OUTBOX_EVENTS.as("r");
+    Condition inRun =
+        r.AGGREGATE_TYPE
+            .eq(headType)
+            .and(r.AGGREGATE_ID.eq(headId))
+            .and(r.PROCESSED_AT.isNull())
+            .and(r.POSITION.ge(headPosition));
+    if (releaseDeadAggregates) {
+      inRun = inRun.and(r.DEAD_AT.isNull());
+    }
+    Table<Record1<Long>> run =
+        lateral(select(r.POSITION).from(r).where(inRun).orderBy(r.POSITION).limit(perAggregate))
+            .as("x");
+    Field<Long> runPosition = run.field(r.POSITION);
+    CommonTableExpression<Record4<String, String, Long, Integer>> chosen =
+        name("chosen")
+            .fields("t", "a", "p", "rn")
+            .asMaterialized(
+                select(
+                        headType,
+                        headId,
+                        runPosition,
+                        rowNumber()
+                            .over(partitionBy(headType, headId).orderBy(runPosition))
+                            .as("rn"))
+                    .from(owned)
+                    .crossJoin(run)
+                    .orderBy(DSL.field(name("rn")), headPosition)
+                    .limit(batchSize));
+    OutboxEvents c = OUTBOX_EVENTS.as("c");
+    List<SelectField<?>> selected = new ArrayList<>(columns(c));
+    selected.add(chosen.field("rn", Integer.class));
+    Query claim =
+        DSL.with(heads)
+            .with(owned)
+            .with(chosen)
+            .select(selected)
+            .from(chosen)
+            .join(c)
+            .on(c.AGGREGATE_TYPE.eq(chosen.field("t", String.class)))
+            .and(c.AGGREGATE_ID.eq(chosen.field("a", String.class)))
+            .and(c.POSITION.eq(chosen.field("p", Long.class)))
+            .where(c.PROCESSED_AT.isNull())
+            .forUpdate()
+            .of(c);
+    return RenderedStatement.render(
+        schema, claim, "scanFrom", "heads", "lockNamespace", "perAggregate", "batchSize");
+  }
+
+  /** The unordered claim: due rows oldest first, each locked on its own. */
+  static RenderedStatement unordered(String schema) {
+    Param<Long> scanFrom = param("scanFrom", Long.class);
+    Param<Integer> batchSize = param("batchSize", Integer.class);
+    OutboxEvents e = OUTBOX_EVENTS.as("e");
+    Query claim =
+        select(columns(e))
+            .from(e)
+            .where(e.PROCESSED_AT.isNull())
+            .and(e.POSITION.ge(scanFrom))
+            .and(isDue(e))
+            .orderBy(e.POSITION)
+            .limit(batchSize)
+            .forUpdate()
+            .of(e)
+            .skipLocked();
+    return RenderedStatement.render(schema, claim, "scanFrom", "batchSize");
+  }
+
+  private static Condition isDue(OutboxEvents e) {
+    return e.DEAD_AT
+        .isNull()
+        .and(e.RETRY_AFTER.isNull().or(e.RETRY_AFTER.le(currentOffsetDateTime())));
+  }
+
+  /** The columns both claims return, in the order of {@link #ID} to {@link #DUE}. */
+  private static List<SelectField<?>> columns(OutboxEvents e) {
+    return List.of(
+        e.ID,
+        e.POSITION,
+        e.AGGREGATE_TYPE,
+        e.AGGREGATE_ID,
+        e.EVENT_TYPE,
+        e.PAYLOAD,
+        e.HEADERS,
+        e.ATTEMPTS,
+        e.CREATED_AT,
+        field(isDue(e)).as("due"));
+  }
+}

@@ -1,0 +1,94 @@
+package dev.pgoutbox.relay.internal;
+
+import static dev.pgoutbox.db.jooq.Tables.OUTBOX_EVENTS;
+import static org.jooq.impl.DSL.param;
+
+import java.time.OffsetDateTime;
+import java.util.UUID;
+import org.jooq.Param;
+import org.jooq.Query;
+import org.jooq.impl.DSL;
+
+/**
+ * The statements that record a batch's outcome in one outbox schema, built from the generated
+ * tables and rendered once (see {@link RenderedStatement}); {@link Marker} binds and runs them.
+ * Each touches only rows still unprocessed.
+ */
+final class MarkStatements {
+
+  /** {@link #published} and {@link #deleted}, bind 1: the positions, a {@code bigint[]}. */
+  static final int PUBLISHED_POSITIONS = 1;
+
+  /** {@link #retry} and {@link #dead}, bind 1: failed attempts including this one. */
+  static final int FAILED_ATTEMPTS = 1;
+
+  /** {@link #retry} and {@link #dead}, bind 2: the reason, for {@code last_error}. */
+  static final int FAILED_REASON = 2;
+
+  /** {@link #retry}, bind 3: the backoff in milliseconds. */
+  static final int RETRY_IN_MILLIS = 3;
+
+  /** {@link #retry}, bind 4: the event's id. */
+  static final int RETRY_ID = 4;
+
+  /** {@link #dead}, bind 3: the event's id. */
+  static final int DEAD_ID = 3;
+
+  private MarkStatements() {}
+
+  /** Marks the published events processed ({@code Completion.MARK_PROCESSED}). */
+  static RenderedStatement published(String schema) {
+    Param<Long[]> positions = param("positions", Long[].class);
+    Query update =
+        DSL.update(OUTBOX_EVENTS)
+            .set(OUTBOX_EVENTS.PROCESSED_AT, Sql.clockTimestamp())
+            .where(OUTBOX_EVENTS.POSITION.eq(DSL.any(positions)))
+            .and(OUTBOX_EVENTS.PROCESSED_AT.isNull());
+    return RenderedStatement.render(schema, update, "positions");
+  }
+
+  /** Deletes the published events ({@code Completion.DELETE}). */
+  static RenderedStatement deleted(String schema) {
+    Param<Long[]> positions = param("positions", Long[].class);
+    Query delete =
+        DSL.deleteFrom(OUTBOX_EVENTS)
+            .where(OUTBOX_EVENTS.POSITION.eq(DSL.any(positions)))
+            .and(OUTBOX_EVENTS.PROCESSED_AT.isNull());
+    return RenderedStatement.render(schema, delete, "positions");
+  }
+
+  /** Records a failed attempt to be retried after a backoff. */
+  static RenderedStatement retry(String schema) {
+    Param<Integer> attempts = param("attempts", Integer.class);
+    Param<String> reason = param("reason", String.class);
+    Param<Long> retryInMillis = param("retryInMillis", Long.class);
+    Param<UUID> id = param("id", UUID.class);
+    Query update =
+        DSL.update(OUTBOX_EVENTS)
+            .set(OUTBOX_EVENTS.ATTEMPTS, attempts)
+            .set(OUTBOX_EVENTS.LAST_ERROR, reason)
+            .set(OUTBOX_EVENTS.RETRY_AFTER, Sql.clockTimestampPlusMillis(retryInMillis))
+            .set(OUTBOX_EVENTS.DEAD_AT, DSL.inline((OffsetDateTime) null, OUTBOX_EVENTS.DEAD_AT))
+            .where(OUTBOX_EVENTS.ID.eq(id))
+            .and(OUTBOX_EVENTS.PROCESSED_AT.isNull());
+    return RenderedStatement.render(schema, update, "attempts", "reason", "retryInMillis", "id");
+  }
+
+  /** Records a failed attempt that dead-letters the event. */
+  static RenderedStatement dead(String schema) {
+    Param<Integer> attempts = param("attempts", Integer.class);
+    Param<String> reason = param("reason", String.class);
+    Param<UUID> id = param("id", UUID.class);
+    Query update =
+        DSL.update(OUTBOX_EVENTS)
+            .set(OUTBOX_EVENTS.ATTEMPTS, attempts)
+            .set(OUTBOX_EVENTS.LAST_ERROR, reason)
+            .set(
+                OUTBOX_EVENTS.RETRY_AFTER,
+                DSL.inline((OffsetDateTime) null, OUTBOX_EVENTS.RETRY_AFTER))
+            .set(OUTBOX_EVENTS.DEAD_AT, Sql.clockTimestamp())
+            .where(OUTBOX_EVENTS.ID.eq(id))
+            .and(OUTBOX_EVENTS.PROCESSED_AT.isNull());
+    return RenderedStatement.render(schema, update, "attempts", "reason", "id");
+  }
+}

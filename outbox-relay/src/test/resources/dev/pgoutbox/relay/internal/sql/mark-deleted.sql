@@ -1,0 +1,10 @@
+delete from "public"."outbox_events"
+where (
+  "public"."outbox_events"."position" = any (
+    cast(
+      ?
+      as bigint[]
+    )
+  )
+  and "public"."outbox_events"."processed_at" is null
+)

@@ -1,0 +1,12 @@
+update "public"."outbox_events"
+set
+  "processed_at" = clock_timestamp()
+where (
+  "public"."outbox_events"."position" = any (
+    cast(
+      ?
+      as bigint[]
+    )
+  )
+  and "public"."outbox_events"."processed_at" is null
+)

@@ -1,11 +1,10 @@
 package dev.pgoutbox.core;
 
-import static dev.pgoutbox.db.jooq.Tables.OUTBOX_EVENTS;
 import static java.util.Objects.requireNonNull;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
-import dev.pgoutbox.core.internal.AdvisoryLocks;
 import dev.pgoutbox.core.internal.Contexts;
+import dev.pgoutbox.core.internal.EventInserts;
 import dev.pgoutbox.core.internal.Ids;
 import dev.pgoutbox.core.internal.Json;
 import dev.pgoutbox.db.OutboxSchema;
@@ -21,7 +20,6 @@ import java.util.TreeSet;
 import java.util.UUID;
 import java.util.function.Supplier;
 import org.jooq.DSLContext;
-import org.jooq.InsertValuesStep6;
 import org.jooq.JSONB;
 import org.jooq.conf.Settings;
 import org.jooq.exception.DataAccessException;
@@ -211,7 +209,7 @@ public final class Outbox {
       if (serializeWritersPerAggregate) {
         Set<String> keys = new TreeSet<>();
         for (OutboxEventsRecord row : rows) {
-          keys.add(AdvisoryLocks.key(row.getAggregateType(), row.getAggregateId()));
+          keys.add(EventInserts.lockKey(row.getAggregateType(), row.getAggregateId()));
         }
         lockKeys = new ArrayList<>(keys);
       }
@@ -277,36 +275,12 @@ public final class Outbox {
       DSLContext tx, List<OutboxEventsRecord> rows, List<String> sortedLockKeys) {
     int inserted =
         sortedLockKeys.isEmpty()
-            ? plainInsert(tx, rows).execute()
-            : AdvisoryLocks.insertHoldingLocks(tx, rows, sortedLockKeys).execute();
+            ? EventInserts.plain(tx, rows).execute()
+            : EventInserts.holdingLocks(tx, rows, sortedLockKeys).execute();
     if (inserted != rows.size()) {
       throw new IllegalStateException(
           "Inserted " + inserted + " rows into outbox_events instead of " + rows.size());
     }
-  }
-
-  private static InsertValuesStep6<OutboxEventsRecord, UUID, String, String, String, JSONB, JSONB>
-      plainInsert(DSLContext tx, List<OutboxEventsRecord> rows) {
-    InsertValuesStep6<OutboxEventsRecord, UUID, String, String, String, JSONB, JSONB> insert =
-        tx.insertInto(
-            OUTBOX_EVENTS,
-            OUTBOX_EVENTS.ID,
-            OUTBOX_EVENTS.AGGREGATE_TYPE,
-            OUTBOX_EVENTS.AGGREGATE_ID,
-            OUTBOX_EVENTS.EVENT_TYPE,
-            OUTBOX_EVENTS.PAYLOAD,
-            OUTBOX_EVENTS.HEADERS);
-    for (OutboxEventsRecord row : rows) {
-      insert =
-          insert.values(
-              row.getId(),
-              row.getAggregateType(),
-              row.getAggregateId(),
-              row.getEventType(),
-              row.getPayload(),
-              row.getHeaders());
-    }
-    return insert;
   }
 
   private Map<String, String> contextHeaders() {

@@ -9,6 +9,7 @@ import java.util.UUID;
 import org.jooq.DSLContext;
 import org.jooq.Field;
 import org.jooq.Insert;
+import org.jooq.InsertValuesStep6;
 import org.jooq.JSONB;
 import org.jooq.Record6;
 import org.jooq.Row6;
@@ -17,19 +18,37 @@ import org.jooq.impl.DSL;
 import org.jooq.impl.SQLDataType;
 
 /**
- * The one place where pgoutbox's writer sends SQL that jOOQ's generated tables cannot express:
- * transaction-level advisory locks that serialize the writers of one aggregate.
+ * The writer's {@code INSERT} statements, through the generated table: plain, or taking the
+ * transaction-level advisory locks that serialize the writers of one aggregate (the one place where
+ * the writer sends SQL that the generated tables cannot express).
  *
  * <p>The lock key of an aggregate is {@code hashtextextended(aggregate_type || ':' || aggregate_id,
  * 0)}, so hosts can take the same lock in their own SQL.
  */
-public final class AdvisoryLocks {
+public final class EventInserts {
 
-  private AdvisoryLocks() {}
+  private EventInserts() {}
 
   /** The lock key text of an aggregate (hashed by PostgreSQL). */
-  public static String key(String aggregateType, String aggregateId) {
+  public static String lockKey(String aggregateType, String aggregateId) {
     return aggregateType + ':' + aggregateId;
+  }
+
+  /** One multi-row {@code INSERT} of {@code rows}. */
+  public static Insert<OutboxEventsRecord> plain(DSLContext tx, List<OutboxEventsRecord> rows) {
+    InsertValuesStep6<OutboxEventsRecord, UUID, String, String, String, JSONB, JSONB> insert =
+        into(tx);
+    for (OutboxEventsRecord row : rows) {
+      insert =
+          insert.values(
+              row.getId(),
+              row.getAggregateType(),
+              row.getAggregateId(),
+              row.getEventType(),
+              row.getPayload(),
+              row.getHeaders());
+    }
+    return insert;
   }
 
   /**
@@ -47,7 +66,7 @@ public final class AdvisoryLocks {
    * no row is inserted before every lock is held. The caller sorts the keys so that two writers
    * never lock the same keys in opposite orders. PostgreSQL releases them at commit or rollback.
    */
-  public static Insert<OutboxEventsRecord> insertHoldingLocks(
+  public static Insert<OutboxEventsRecord> holdingLocks(
       DSLContext tx, List<OutboxEventsRecord> rows, List<String> sortedKeys) {
     Field<String> key = DSL.field(DSL.name("k", "key"), SQLDataType.VARCHAR);
     Table<?> locks =
@@ -74,14 +93,7 @@ public final class AdvisoryLocks {
     Table<Record6<UUID, String, String, String, JSONB, JSONB>> v =
         DSL.values(values.toArray(Row6[]::new))
             .as("v", "id", "aggregate_type", "aggregate_id", "event_type", "payload", "headers");
-    return tx.insertInto(
-            OUTBOX_EVENTS,
-            OUTBOX_EVENTS.ID,
-            OUTBOX_EVENTS.AGGREGATE_TYPE,
-            OUTBOX_EVENTS.AGGREGATE_ID,
-            OUTBOX_EVENTS.EVENT_TYPE,
-            OUTBOX_EVENTS.PAYLOAD,
-            OUTBOX_EVENTS.HEADERS)
+    return into(tx)
         .select(
             DSL.select(
                     v.field(0, UUID.class),
@@ -92,5 +104,17 @@ public final class AdvisoryLocks {
                     v.field(5, JSONB.class))
                 .from(v)
                 .crossJoin(locks));
+  }
+
+  private static InsertValuesStep6<OutboxEventsRecord, UUID, String, String, String, JSONB, JSONB>
+      into(DSLContext tx) {
+    return tx.insertInto(
+        OUTBOX_EVENTS,
+        OUTBOX_EVENTS.ID,
+        OUTBOX_EVENTS.AGGREGATE_TYPE,
+        OUTBOX_EVENTS.AGGREGATE_ID,
+        OUTBOX_EVENTS.EVENT_TYPE,
+        OUTBOX_EVENTS.PAYLOAD,
+        OUTBOX_EVENTS.HEADERS);
   }
 }

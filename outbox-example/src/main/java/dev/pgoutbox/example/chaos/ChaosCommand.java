@@ -37,8 +37,10 @@ import picocli.CommandLine.Spec;
 
 /**
  * {@code chaos}: relay processes, writers, a broker and an embedded PostgreSQL, with faults on a
- * printed schedule, and an independent checker that consumes everything from the broker. Exits 1 on
- * any loss, reordering, dead letter or accounting mismatch, 3 when the checker could not read.
+ * printed schedule, publisher-side faults inside the relays, writers contending per aggregate, dead
+ * letters retried during the run, and an independent checker that consumes everything from the
+ * broker and judges it against the order PostgreSQL committed. Exits 1 on any loss, reordering,
+ * unexplained dead letter or accounting mismatch, 3 when the checker could not read.
  */
 @Command(
     name = "chaos",
@@ -49,10 +51,14 @@ import picocli.CommandLine.Spec;
           + " (separate JVMs) publish what --writers write across --aggregates for --seconds,"
           + " while relays are killed with SIGKILL and one is frozen with SIGSTOP past its lease,"
           + " the broker goes away, PostgreSQL is killed, and the relays' network to it is cut and"
-          + " partitioned, on a schedule printed first.",
+          + " partitioned, on a schedule printed first. Inside the relays, their publishers inject"
+          + " poison events, random permanent and retryable answers, absurd Retry-After hints and"
+          + " batches slower than publishTimeout (--no-publisher-faults: none); writers contend"
+          + " for each aggregate; dead letters are retried through OutboxAdmin during the run.",
       "An independent checker consumes the broker and reports written, published, lost,"
-          + " reordered, duplicates, dead letters and the waits. Exit code 1 on any loss,"
-          + " reordering, dead letter or count mismatch; exit code 3 when the checker could not"
+          + " reordered (against the writers' commit order), duplicates, dead letters with their"
+          + " reasons, held, retried and the waits. Exit code 1 on any loss, reordering,"
+          + " unexplained dead letter or count mismatch; exit code 3 when the checker could not"
           + " read everything the broker holds (checker_error: nothing is counted as lost then).",
       "Runs on its own embedded PostgreSQL (it kills it) and, by default, an embedded Kafka."
     })

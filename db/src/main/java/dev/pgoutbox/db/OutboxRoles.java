@@ -17,9 +17,10 @@ import javax.sql.DataSource;
 /**
  * Grants the least privileges pgoutbox needs to three roles the host has created: a writer (the
  * application's role: {@code INSERT} on {@code outbox_events} and nothing else), a relay ({@code
- * SELECT, UPDATE, DELETE} on {@code outbox_events}, {@code SELECT} on {@code outbox_dead_letters})
- * and a consumer ({@code SELECT, INSERT, DELETE} on {@code processed_events}, and {@code UPDATE} of
- * its {@code processed_at} column, which the purge's {@code FOR UPDATE SKIP LOCKED} needs).
+ * SELECT, UPDATE, DELETE} on {@code outbox_events}, {@code SELECT} on {@code outbox_dead_letters},
+ * {@code SELECT, INSERT, UPDATE, DELETE} on the relay registry {@code outbox_relays}) and a
+ * consumer ({@code SELECT, INSERT, DELETE} on {@code processed_events}, and {@code UPDATE} of its
+ * {@code processed_at} column, which the purge's {@code FOR UPDATE SKIP LOCKED} needs).
  *
  * <pre>{@code
  * OutboxSchema.migrate(ownerDataSource, "outbox");

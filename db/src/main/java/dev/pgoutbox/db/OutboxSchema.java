@@ -2,10 +2,14 @@ package dev.pgoutbox.db;
 
 import static java.util.Objects.requireNonNull;
 
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.ArrayList;
+import java.util.HexFormat;
 import java.util.List;
 import java.util.Locale;
 import java.util.regex.Pattern;
@@ -51,6 +55,8 @@ public final class OutboxSchema {
 
   /** Longest identifier PostgreSQL keeps without truncating (NAMEDATALEN - 1). */
   public static final int MAX_IDENTIFIER_LENGTH = 63;
+
+  private static final String CHANNEL_PREFIX = "pgoutbox_";
 
   private static final Pattern PLAIN_IDENTIFIER = Pattern.compile("[a-z_][a-z0-9_]*");
 
@@ -152,12 +158,31 @@ public final class OutboxSchema {
   }
 
   /**
-   * The {@code LISTEN} channel on which the notify trigger of {@code schema} announces new events.
+   * The {@code LISTEN} channel on which the notify trigger of {@code schema} announces new events:
+   * {@code pgoutbox_<schema>} when that fits PostgreSQL's {@value #MAX_IDENTIFIER_LENGTH}-byte
+   * limit (schemas of up to 54 characters), else {@code pgoutbox_}, the schema's first 21
+   * characters, {@code _} and the md5 of the schema name in hex: 63 characters, the same name the
+   * trigger computes (migration V2).
    *
    * @throws IllegalArgumentException if {@code schema} is not a plain identifier
    */
   public static String notifyChannel(String schema) {
-    return "pgoutbox_" + requireValidName(schema);
+    String name = requireValidName(schema);
+    String plain = CHANNEL_PREFIX + name;
+    if (plain.length() <= MAX_IDENTIFIER_LENGTH) {
+      return plain;
+    }
+    return CHANNEL_PREFIX + name.substring(0, 21) + "_" + md5Hex(name);
+  }
+
+  private static String md5Hex(String text) {
+    try {
+      byte[] digest =
+          MessageDigest.getInstance("MD5").digest(text.getBytes(StandardCharsets.UTF_8));
+      return HexFormat.of().formatHex(digest);
+    } catch (NoSuchAlgorithmException e) {
+      throw new IllegalStateException("MD5 is a required JDK algorithm", e);
+    }
   }
 
   /**

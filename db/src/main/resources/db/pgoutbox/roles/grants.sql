@@ -34,6 +34,9 @@ GRANT USAGE ON SCHEMA :"schema" TO :"relay_role";
 GRANT SELECT, UPDATE, DELETE ON TABLE :"schema".outbox_events TO :"relay_role";
 -- The view of dead letters (OutboxAdmin.deadLetters, deadLetterCount).
 GRANT SELECT ON TABLE :"schema".outbox_dead_letters TO :"relay_role";
+-- The relay registry (migration V3): each relay adds, refreshes and deletes its own row, reads the
+-- others' to refuse a conflicting configuration, and deletes rows whose heartbeat expired.
+GRANT SELECT, INSERT, UPDATE, DELETE ON TABLE :"schema".outbox_relays TO :"relay_role";
 -- LISTEN needs no privilege. OutboxAdmin.oldestTransactionAge reads pg_stat_activity, where a
 -- role without pg_read_all_stats sees xact_start only of its own sessions: to make the vacuum
 -- warning see the writers' long transactions too, also run (PostgreSQL 10+, as a superuser):

@@ -29,7 +29,7 @@ class OutboxSchemaIT {
         .load()
         .migrate();
 
-    assertThat(OutboxSchema.migrate(db.dataSource(), db.schema())).isEqualTo(1);
+    assertThat(OutboxSchema.migrate(db.dataSource(), db.schema())).isEqualTo(3);
     assertThat(OutboxSchema.migrate(db.dataSource(), db.schema()))
         .as("a second call applies nothing")
         .isZero();
@@ -47,6 +47,7 @@ class OutboxSchemaIT {
             "orders",
             "outbox_dead_letters",
             "outbox_events",
+            "outbox_relays",
             "pgoutbox_schema_history",
             "processed_events");
     assertThat(

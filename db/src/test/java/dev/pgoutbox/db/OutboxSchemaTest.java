@@ -61,4 +61,14 @@ class OutboxSchemaTest {
     assertThat(host.getRenderMapping().getSchemata()).hasSize(1);
     assertThat(OutboxSchema.notifyChannel("outbox")).isEqualTo("pgoutbox_outbox");
   }
+
+  @Test
+  void theNotifyChannelFitsTheIdentifierLimitForEverySchemaLength() {
+    String longest54 = "s".repeat(54);
+    assertThat(OutboxSchema.notifyChannel(longest54)).isEqualTo("pgoutbox_" + longest54);
+    String name63 = "a".repeat(21) + "b".repeat(42);
+    String channel = OutboxSchema.notifyChannel(name63);
+    assertThat(channel).hasSize(63).startsWith("pgoutbox_" + "a".repeat(21) + "_");
+    assertThat(OutboxSchema.notifyChannel(name63.substring(0, 62) + "c")).isNotEqualTo(channel);
+  }
 }

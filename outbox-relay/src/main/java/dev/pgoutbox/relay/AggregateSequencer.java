@@ -121,7 +121,8 @@ public final class AggregateSequencer {
    * on another thread when {@code cancel} is called may still finish its call; its stage is
    * cancelled as soon as it returns.
    */
-  public static final class Run extends CompletableFuture<List<PublishResult>> {
+  public static final class Run extends CompletableFuture<List<PublishResult>>
+      implements PartialResults {
     private final List<OutboxMessage> batch;
     private final Send send;
     private final int maxInFlight;
@@ -168,6 +169,7 @@ public final class AggregateSequencer {
      * answered yet (in flight, or not sent). Held-back events count as answered. A snapshot: later
      * answers do not change the returned list.
      */
+    @Override
     public List<@Nullable PublishResult> answeredSoFar() {
       lock.lock();
       try {

@@ -9,7 +9,8 @@ public enum DeadLetterPolicy {
   HOLD_AGGREGATE,
   /**
    * The dead event is set aside and the aggregate's later events flow on. Consumers see a gap in
-   * that aggregate's sequence.
+   * that aggregate's sequence; should the event be retried through {@link OutboxAdmin#retry}, it is
+   * published after the events that went on without it.
    */
   RELEASE_AGGREGATE
 }

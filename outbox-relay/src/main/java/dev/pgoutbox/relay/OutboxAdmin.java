@@ -190,8 +190,18 @@ public final class OutboxAdmin {
   }
 
   /**
-   * Makes one unprocessed event (dead or backing off) due at once, with its attempts reset. Under
-   * strict ordering it is published before the events queued behind it.
+   * Makes one unprocessed event (dead or backing off) due at once, with its attempts reset.
+   *
+   * <p>What this promises for a dead letter depends on the {@link DeadLetterPolicy} it died under:
+   *
+   * <ul>
+   *   <li>{@link DeadLetterPolicy#HOLD_AGGREGATE}: nothing behind it was published, so under strict
+   *       ordering it goes out next, then the events queued behind it, in order;
+   *   <li>{@link DeadLetterPolicy#RELEASE_AGGREGATE}: its successors were released while it was
+   *       dead and may already be published. It is published once more, on its own and after them:
+   *       never concurrently with them (a relay holding its aggregate keeps every other relay out
+   *       until it commits), but late; consumers see it out of order.
+   * </ul>
    *
    * @return whether such an event existed
    */

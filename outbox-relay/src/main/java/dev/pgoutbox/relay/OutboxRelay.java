@@ -5,6 +5,7 @@ import static java.util.Objects.requireNonNull;
 import dev.pgoutbox.core.OutboxException;
 import dev.pgoutbox.db.OutboxSchema;
 import dev.pgoutbox.relay.internal.BatchRunner;
+import dev.pgoutbox.relay.internal.FleetRegistry;
 import dev.pgoutbox.relay.internal.ListenConnections;
 import dev.pgoutbox.relay.internal.NotificationWaiter;
 import dev.pgoutbox.relay.internal.RelayLog;
@@ -77,11 +78,13 @@ public final class OutboxRelay implements AutoCloseable {
   private final RelayLog log;
   private final BatchRunner runner;
   private final OutboxAdmin admin;
+  private final FleetRegistry fleet;
 
   private State state = State.NEW;
   private @Nullable ScheduledExecutorService executor;
   private @Nullable RelayLoop loop;
   private @Nullable ScheduledFuture<?> statsTask;
+  private @Nullable ScheduledFuture<?> heartbeatTask;
 
   private enum State {
     NEW,
@@ -102,8 +105,22 @@ public final class OutboxRelay implements AutoCloseable {
         b.listenConnections != null ? b.listenConnections : ListenConnections.derive(b.dataSource);
     this.runner =
         new BatchRunner(
-            dataSource, OutboxSchema.jooqSettings(schema), publisher, config, listener, log);
+            dataSource,
+            schema,
+            OutboxSchema.jooqSettings(schema),
+            publisher,
+            config,
+            listener,
+            log);
     this.admin = OutboxAdmin.create(dataSource, schema);
+    this.fleet =
+        new FleetRegistry(
+            dataSource,
+            OutboxSchema.jooqSettings(schema),
+            schema,
+            name,
+            config.ordering(),
+            config.deadLetterPolicy());
   }
 
   /** A builder; {@code dataSource} and {@code publisher} are required. */
@@ -124,10 +141,16 @@ public final class OutboxRelay implements AutoCloseable {
   /**
    * Starts relaying on the executor and logs the effective configuration once.
    *
+   * <p>Relays on one outbox must agree on {@link RelayConfig#ordering()} and {@link
+   * RelayConfig#deadLetterPolicy()}: each registers in the schema's {@code outbox_relays} table,
+   * and a relay whose settings differ from a live relay's refuses to start. A stopped relay leaves
+   * the table; a crashed one stops counting 30 s after its last heartbeat.
+   *
    * @throws IllegalStateException if already started or stopped (a stopped relay does not start
    *     again: build a new one), or if notifications are on and no {@code LISTEN} connection can be
    *     derived from the data source (the message says what to pass)
-   * @throws OutboxException if the outbox table does not exist in the schema
+   * @throws OutboxException if the outbox table does not exist in the schema, or a running relay on
+   *     the same outbox uses another ordering or dead-letter policy (the message names it)
    */
   public synchronized void start() {
     if (state != State.NEW) {
@@ -171,6 +194,7 @@ public final class OutboxRelay implements AutoCloseable {
               config.errorBackoffMax());
       wakeUp = "LISTEN " + channel + ", fallback poll every " + config.pollInterval();
     }
+    registerInFleet();
     RelayLoop newLoop =
         new RelayLoop(
             exec,
@@ -192,6 +216,12 @@ public final class OutboxRelay implements AutoCloseable {
         publisher.getClass().getName(),
         ownExecutor ? "own single thread" : "host's");
     newLoop.start();
+    heartbeatTask =
+        exec.scheduleWithFixedDelay(
+            this::heartbeat,
+            FleetRegistry.HEARTBEAT_EVERY.toMillis(),
+            FleetRegistry.HEARTBEAT_EVERY.toMillis(),
+            TimeUnit.MILLISECONDS);
     statsTask =
         exec.scheduleWithFixedDelay(
             this::refreshStats,
@@ -242,6 +272,9 @@ public final class OutboxRelay implements AutoCloseable {
       if (statsTask != null) {
         statsTask.cancel(false);
       }
+      if (heartbeatTask != null) {
+        heartbeatTask.cancel(false);
+      }
     }
     boolean clean;
     try {
@@ -249,6 +282,12 @@ public final class OutboxRelay implements AutoCloseable {
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       clean = false;
+    }
+    try {
+      fleet.deregister();
+    } catch (RuntimeException e) {
+      log.warn(
+          "Could not leave the relay registry ({}); the entry expires by itself", e.toString());
     }
     if (hostExecutor == null && executor != null) {
       executor.shutdownNow();
@@ -295,6 +334,42 @@ public final class OutboxRelay implements AutoCloseable {
             e);
       }
       log.warn("Cannot reach the database at start ({}); the relay keeps trying", e.getMessage());
+    }
+  }
+
+  private void registerInFleet() {
+    try {
+      fleet.register();
+    } catch (OutboxException e) {
+      log.error("{}", e.getMessage());
+      throw e;
+    } catch (org.jooq.exception.DataAccessException e) {
+      if ("42P01".equals(e.sqlState())) {
+        throw new OutboxException(
+            "pgoutbox-relay["
+                + name
+                + "] - "
+                + schema
+                + ".outbox_relays does not exist: run OutboxSchema.migrate(dataSource, \""
+                + schema
+                + "\") to apply migration V3",
+            e);
+      }
+      log.warn(
+          "Cannot register in the relay registry yet ({}); retrying with the heartbeat",
+          e.toString());
+    }
+  }
+
+  private void heartbeat() {
+    try {
+      fleet.heartbeat();
+    } catch (OutboxException e) {
+      // Our entry expired while we stalled, and a relay with other settings started meanwhile.
+      log.error("{}; stopping", e.getMessage());
+      Thread.ofVirtual().start(() -> stop(DEFAULT_STOP_TIMEOUT));
+    } catch (RuntimeException e) {
+      log.debug("Heartbeat failed: {}", e.toString());
     }
   }
 
@@ -428,6 +503,16 @@ public final class OutboxRelay implements AutoCloseable {
     @Override
     public void onFailed(EventFailure failure) {
       guard(() -> delegate.onFailed(failure));
+    }
+
+    @Override
+    public void onOrderViolation(OutboxMessage message) {
+      guard(() -> delegate.onOrderViolation(message));
+    }
+
+    @Override
+    public void onRecordShortfall(int expected, int recorded) {
+      guard(() -> delegate.onRecordShortfall(expected, recorded));
     }
 
     @Override

@@ -49,6 +49,15 @@ public final class RelayConfig {
   /** Default cap of the backoff interval. */
   public static final Duration DEFAULT_BACKOFF_MAX = Duration.ofMinutes(10);
 
+  /** Default {@link Builder#maxRetryHint(Duration)}: the default backoff's cap. */
+  public static final Duration DEFAULT_MAX_RETRY_HINT = DEFAULT_BACKOFF_MAX;
+
+  /**
+   * Longest delay the relay ever stores in {@code retry_after}, whatever the backoff function or a
+   * broker's hint says; longer values are cut to it.
+   */
+  public static final Duration MAX_RETRY_DELAY = Duration.ofDays(7);
+
   /** Default {@link Builder#publishTimeout(Duration)}. */
   public static final Duration DEFAULT_PUBLISH_TIMEOUT = Duration.ofSeconds(30);
 
@@ -66,6 +75,7 @@ public final class RelayConfig {
   private final boolean listenForNotifications;
   private final int maxAttempts;
   private final IntervalFunction backoff;
+  private final Duration maxRetryHint;
   private final Duration publishTimeout;
   private final Ordering ordering;
   private final DeadLetterPolicy deadLetterPolicy;
@@ -82,6 +92,7 @@ public final class RelayConfig {
     this.listenForNotifications = b.listenForNotifications;
     this.maxAttempts = b.maxAttempts;
     this.backoff = b.backoff;
+    this.maxRetryHint = b.maxRetryHint;
     this.publishTimeout = b.publishTimeout;
     this.ordering = b.ordering;
     this.deadLetterPolicy = b.deadLetterPolicy;
@@ -136,7 +147,19 @@ public final class RelayConfig {
     return backoff;
   }
 
-  /** Longest wait for a batch's publish results; after it, every unanswered event is retried. */
+  /**
+   * Longest delay a publisher's retry hint (e.g. HTTP {@code Retry-After}) can impose on an event;
+   * a longer hint is cut to it. The backoff itself is cut at {@link #MAX_RETRY_DELAY}.
+   */
+  public Duration maxRetryHint() {
+    return maxRetryHint;
+  }
+
+  /**
+   * Longest time for a batch's publish, the call of {@code publish()} included. After it, answers
+   * that arrived are kept, the stage is cancelled, and the first unanswered event of each aggregate
+   * is charged an attempt (the events behind it wait, uncharged).
+   */
   public Duration publishTimeout() {
     return publishTimeout;
   }
@@ -198,6 +221,8 @@ public final class RelayConfig {
         + maxAttempts
         + ", publishTimeout="
         + publishTimeout
+        + ", maxRetryHint="
+        + maxRetryHint
         + ", deadLetterPolicy="
         + deadLetterPolicy
         + ", completion="
@@ -220,6 +245,7 @@ public final class RelayConfig {
             DEFAULT_BACKOFF_MULTIPLIER,
             DEFAULT_BACKOFF_JITTER,
             DEFAULT_BACKOFF_MAX);
+    private Duration maxRetryHint = DEFAULT_MAX_RETRY_HINT;
     private Duration publishTimeout = DEFAULT_PUBLISH_TIMEOUT;
     private Ordering ordering = Ordering.STRICT;
     private DeadLetterPolicy deadLetterPolicy = DeadLetterPolicy.HOLD_AGGREGATE;
@@ -238,6 +264,7 @@ public final class RelayConfig {
       listenForNotifications = c.listenForNotifications;
       maxAttempts = c.maxAttempts;
       backoff = c.backoff;
+      maxRetryHint = c.maxRetryHint;
       publishTimeout = c.publishTimeout;
       ordering = c.ordering;
       deadLetterPolicy = c.deadLetterPolicy;
@@ -304,6 +331,16 @@ public final class RelayConfig {
           jitter == 0.0
               ? IntervalFunction.ofExponentialBackoff(initial, multiplier, max)
               : IntervalFunction.ofExponentialRandomBackoff(initial, multiplier, jitter, max);
+      return this;
+    }
+
+    /**
+     * Longest delay a publisher's retry hint can impose, 1 ms to {@link #MAX_RETRY_DELAY} (default
+     * 10 min, the default backoff's cap). Hints above it are cut to it, never refused: a broker's
+     * absurd {@code Retry-After} cannot park an event for ever.
+     */
+    public Builder maxRetryHint(Duration max) {
+      this.maxRetryHint = between("maxRetryHint", max, Duration.ofMillis(1), MAX_RETRY_DELAY);
       return this;
     }
 

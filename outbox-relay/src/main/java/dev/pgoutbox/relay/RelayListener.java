@@ -29,6 +29,21 @@ public interface RelayListener {
   /** An event failed to publish and was scheduled for retry or dead-lettered. */
   default void onFailed(EventFailure failure) {}
 
+  /**
+   * The publisher reported {@code message} published although an earlier event of its aggregate in
+   * the same batch failed or went unanswered: per-aggregate order was broken by the publisher (a
+   * custom one, or a bug). The event is marked published so it is not sent twice; the relay also
+   * logs it at ERROR.
+   */
+  default void onOrderViolation(OutboxMessage message) {}
+
+  /**
+   * Recording a batch touched fewer rows than the relay held: {@code expected} outcomes to record,
+   * {@code recorded} rows changed. The claim locks every row it hands out, so this means a row was
+   * changed behind the relay's back; the relay also logs it at ERROR.
+   */
+  default void onRecordShortfall(int expected, int recorded) {}
+
   /** The relay hit a database error and backs off before trying again. */
   default void onDatabaseError(Exception error, Duration backoff) {}
 
@@ -52,6 +67,16 @@ public interface RelayListener {
       @Override
       public void onFailed(EventFailure failure) {
         all.forEach(l -> l.onFailed(failure));
+      }
+
+      @Override
+      public void onOrderViolation(OutboxMessage message) {
+        all.forEach(l -> l.onOrderViolation(message));
+      }
+
+      @Override
+      public void onRecordShortfall(int expected, int recorded) {
+        all.forEach(l -> l.onRecordShortfall(expected, recorded));
       }
 
       @Override

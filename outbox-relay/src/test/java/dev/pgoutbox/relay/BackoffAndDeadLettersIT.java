@@ -264,7 +264,8 @@ class BackoffAndDeadLettersIT {
     RecordingPublisher publisher =
         new RecordingPublisher()
             .decide(m -> PublishResult.retryable("429 Too Many Requests", Duration.ofHours(3)));
-    OutboxRelay relay = relay(publisher, RelayConfig.ofDefaults());
+    OutboxRelay relay =
+        relay(publisher, RelayConfig.custom().maxRetryHint(Duration.ofHours(4)).build());
     UUID id = EventRows.insert(db.dsl(), "a", 1);
 
     relay.runOnce();

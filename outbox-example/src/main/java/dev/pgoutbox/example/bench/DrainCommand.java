@@ -2,6 +2,11 @@ package dev.pgoutbox.example.bench;
 
 import dev.pgoutbox.relay.Completion;
 import dev.pgoutbox.relay.Ordering;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -42,45 +47,119 @@ final class DrainCommand implements Callable<Integer> {
               + " identical data: limit_events_per_s, ratio_to_limit")
   boolean withLimit;
 
+  @Option(
+      names = "--rounds",
+      defaultValue = "1",
+      description =
+          "Run the drain and its yardsticks this many times, alternating their order (reversed"
+              + " every other round), one line per round and then one with the median, min and"
+              + " max of each rate and ratio (default ${DEFAULT-VALUE})")
+  int rounds;
+
+  @Option(
+      names = "--warmup",
+      description =
+          "First drain up to 20000 events, unreported, so the relay runs JIT-compiled in every"
+              + " measured round (a cold first drain is much slower than the next)")
+  boolean warmup;
+
   @Override
   public Integer call() throws Exception {
     Drains.Setup setup = setup(options, data, relaysOptions);
+    if (rounds < 1) {
+      throw new IllegalArgumentException("--rounds must be at least 1, was " + rounds);
+    }
     try (BenchDatabase db = BenchDatabase.open(options);
         BenchPublishers.Session session = publishers.open()) {
-      Drains.Outcome drain = Drains.relays(db, setup, session.factory());
-      Result result = describe(new Result("drain"), setup).put("publisher", publishers.publisher);
-      fill(result, drain);
-      if (!noCeiling) {
-        Drains.Outcome ceiling = Drains.ceiling(db, setup);
-        result.put("ceiling_events_per_s", Result.round(ceiling.eventsPerSecond(), 0));
-        result.put(
-            "ratio_to_ceiling",
-            Result.round(drain.eventsPerSecond() / ceiling.eventsPerSecond(), 3));
+      if (warmup) {
+        Drains.relays(
+            db,
+            new Drains.Setup(
+                Math.min(setup.events(), 20_000),
+                Math.min(setup.aggregates(), 2_000),
+                setup.relays(),
+                setup.batch(),
+                setup.ordering(),
+                setup.completion()),
+            session.factory());
       }
-      if (withBaseline) {
-        Drains.Outcome baseline = Drains.baseline(db, setup);
-        result.put("baseline_events_per_s", Result.round(baseline.eventsPerSecond(), 0));
-        result.put(
-            "ratio_to_baseline",
-            Result.round(drain.eventsPerSecond() / baseline.eventsPerSecond(), 3));
-        // The naive relay promises no order: its reordering is reported, not a failure.
-        Deliveries.Check check = baseline.check();
-        if (check != null) {
-          check.into(result, "baseline_");
+      List<Result> results = new ArrayList<>();
+      boolean verified = true;
+      for (int round = 1; round <= rounds; round++) {
+        Result result = round(db, session, setup, round % 2 == 0);
+        if (rounds > 1) {
+          result.put("round", round);
         }
+        db.describe(result);
+        result.print(System.out, options.json);
+        verified &= result.verified();
+        results.add(result);
       }
-      if (withLimit) {
-        Drains.Outcome limit =
-            Drains.limit(db, setup, setup.relays(), Drains.LIMIT_ROWS_PER_COMMIT);
-        result.put("limit_events_per_s", Result.round(limit.eventsPerSecond(), 0));
-        result.put(
-            "ratio_to_limit", Result.round(drain.eventsPerSecond() / limit.eventsPerSecond(), 3));
-        result.put("limit_remaining", limit.remaining());
+      if (rounds > 1) {
+        Result summary = Result.summarize("drain", results);
+        summary.print(System.out, options.json);
       }
-      db.describe(result);
-      result.print(System.out, options.json);
-      return result.verified() ? 0 : 1;
+      return verified ? 0 : 1;
     }
+  }
+
+  /** One drain and the yardsticks asked for, each on identical data, in order or reversed. */
+  private Result round(
+      BenchDatabase db, BenchPublishers.Session session, Drains.Setup setup, boolean reversed)
+      throws Exception {
+    Map<String, Drains.Outcome> outcomes = new LinkedHashMap<>();
+    List<String> order = new ArrayList<>(List.of("drain"));
+    if (!noCeiling) {
+      order.add("ceiling");
+    }
+    if (withBaseline) {
+      order.add("baseline");
+    }
+    if (withLimit) {
+      order.add("limit");
+    }
+    if (reversed) {
+      Collections.reverse(order);
+    }
+    for (String run : order) {
+      outcomes.put(
+          run,
+          switch (run) {
+            case "drain" -> Drains.relays(db, setup, session.factory());
+            case "ceiling" -> Drains.ceiling(db, setup);
+            case "baseline" -> Drains.baseline(db, setup);
+            default -> Drains.limit(db, setup, setup.relays(), Drains.LIMIT_ROWS_PER_COMMIT);
+          });
+    }
+    Drains.Outcome drain = outcomes.get("drain");
+    Result result = describe(new Result("drain"), setup).put("publisher", publishers.publisher);
+    fill(result, drain);
+    Drains.Outcome ceiling = outcomes.get("ceiling");
+    if (ceiling != null) {
+      result.put("ceiling_events_per_s", Result.round(ceiling.eventsPerSecond(), 0));
+      result.put(
+          "ratio_to_ceiling", Result.round(drain.eventsPerSecond() / ceiling.eventsPerSecond(), 3));
+    }
+    Drains.Outcome baseline = outcomes.get("baseline");
+    if (baseline != null) {
+      result.put("baseline_events_per_s", Result.round(baseline.eventsPerSecond(), 0));
+      result.put(
+          "ratio_to_baseline",
+          Result.round(drain.eventsPerSecond() / baseline.eventsPerSecond(), 3));
+      // The naive relay promises no order: its reordering is reported, not a failure.
+      Deliveries.Check check = baseline.check();
+      if (check != null) {
+        check.into(result, "baseline_");
+      }
+    }
+    Drains.Outcome limit = outcomes.get("limit");
+    if (limit != null) {
+      result.put("limit_events_per_s", Result.round(limit.eventsPerSecond(), 0));
+      result.put(
+          "ratio_to_limit", Result.round(drain.eventsPerSecond() / limit.eventsPerSecond(), 3));
+      result.put("limit_remaining", limit.remaining());
+    }
+    return result;
   }
 
   static Drains.Setup setup(BenchOptions options, DataOptions data, RelayOptions relays) {

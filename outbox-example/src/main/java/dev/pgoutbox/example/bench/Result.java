@@ -3,7 +3,10 @@ package dev.pgoutbox.example.bench;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import java.io.PrintStream;
+import java.util.ArrayList;
+import java.util.Collections;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 
@@ -42,6 +45,50 @@ final class Result {
         && longValue("remaining") == 0
         && longValue("baseline_lost") == 0
         && longValue("limit_remaining") == 0;
+  }
+
+  /**
+   * One line for several rounds of the same scenario: each rate ({@code *events_per_s}) and ratio
+   * ({@code ratio_to_*}) as the median of the rounds, with {@code _min} and {@code _max}; counts of
+   * what went wrong ({@code lost}, {@code reordered}, {@code duplicates}, {@code remaining}, also
+   * prefixed) summed; everything else (settings, where it ran) from the first round.
+   */
+  static Result summarize(String scenario, List<Result> rounds) {
+    Result summary = new Result(scenario).put("rounds", rounds.size());
+    for (String key : rounds.get(0).fields.keySet()) {
+      if (key.equals("scenario") || key.equals("round")) {
+        continue;
+      }
+      List<Double> values = new ArrayList<>();
+      for (Result round : rounds) {
+        if (round.fields.get(key) instanceof Number n) {
+          values.add(n.doubleValue());
+        }
+      }
+      if (key.endsWith("events_per_s") || key.startsWith("ratio_to_")) {
+        Collections.sort(values);
+        int n = values.size();
+        double median =
+            n % 2 == 1 ? values.get(n / 2) : (values.get(n / 2 - 1) + values.get(n / 2)) / 2;
+        int digits = key.startsWith("ratio_to_") ? 3 : 0;
+        summary
+            .put(key, round(median, digits))
+            .put(key + "_min", values.get(0))
+            .put(key + "_max", values.get(n - 1));
+      } else if (key.endsWith("lost")
+          || key.endsWith("reordered")
+          || key.endsWith("duplicates")
+          || key.endsWith("remaining")) {
+        long sum = 0;
+        for (double value : values) {
+          sum += (long) value;
+        }
+        summary.put(key, sum);
+      } else if (!key.equals("seconds")) {
+        summary.put(key, rounds.get(0).fields.get(key));
+      }
+    }
+    return summary;
   }
 
   void print(PrintStream out, boolean json) {

@@ -95,6 +95,14 @@ class BenchSmokeIT {
             CHECK,
             remaining,
             LIMIT),
+        scenario(
+            "drain --warmup --rounds 2 --no-ceiling --with-limit",
+            DATA,
+            drain,
+            RUN,
+            CHECK,
+            remaining,
+            LIMIT),
         scenario("drain --publisher kafka --no-ceiling", DATA, drain, RUN, CHECK, remaining),
         scenario("drain --publisher rabbitmq --no-ceiling", DATA, drain, RUN, CHECK, remaining),
         scenario("drain --publisher nats --no-ceiling", DATA, drain, RUN, CHECK, remaining),
@@ -225,18 +233,48 @@ class BenchSmokeIT {
       }
     }
     assertThat(lines).isNotEmpty();
+    boolean rounds = arguments.contains("--rounds 2");
+    assertThat(lines).hasSize(rounds ? 3 : lines.size());
     for (JsonNode line : lines) {
       Set<String> keys = new LinkedHashSet<>();
       for (Iterator<String> names = line.fieldNames(); names.hasNext(); ) {
         keys.add(names.next());
       }
-      assertThat(keys).as("fields of bench %s", arguments).isEqualTo(expectedKeys);
+      Set<String> expected = expectedKeys;
+      if (rounds) {
+        expected = line.has("rounds") ? summaryKeys(expectedKeys) : withRound(expectedKeys);
+      }
+      assertThat(keys).as("fields of bench %s", arguments).isEqualTo(expected);
       assertThat(line.get("scenario").asText()).isEqualTo(arguments.split(" ")[0]);
       assertThat(line.get("cores").asInt()).isPositive();
       assertThat(line.get("autovacuum").isBoolean()).as("autovacuum").isTrue();
       assertThat(line.get("pg_version").asText()).isNotBlank();
       assertSane(arguments, line);
     }
+  }
+
+  /** A round's line: the single run's fields and its round number. */
+  private static Set<String> withRound(Set<String> keys) {
+    Set<String> expected = new LinkedHashSet<>(keys);
+    expected.add("round");
+    return expected;
+  }
+
+  /** The summary line: rounds, each rate and ratio with _min and _max, no seconds. */
+  private static Set<String> summaryKeys(Set<String> keys) {
+    Set<String> expected = new LinkedHashSet<>();
+    expected.add("rounds");
+    for (String key : keys) {
+      if (key.equals("seconds")) {
+        continue;
+      }
+      expected.add(key);
+      if (key.endsWith("events_per_s") || key.startsWith("ratio_to_")) {
+        expected.add(key + "_min");
+        expected.add(key + "_max");
+      }
+    }
+    return expected;
   }
 
   private static void assertSane(String arguments, JsonNode line) {

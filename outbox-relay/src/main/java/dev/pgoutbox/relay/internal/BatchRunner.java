@@ -10,21 +10,20 @@ import dev.pgoutbox.relay.RelayListener.BatchReport;
 import dev.pgoutbox.relay.RelayListener.EventFailure;
 import java.sql.Connection;
 import java.sql.SQLException;
+import java.sql.Savepoint;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 import javax.sql.DataSource;
 import org.jooq.DSLContext;
 import org.jooq.SQLDialect;
 import org.jooq.conf.Settings;
+import org.jooq.exception.DataAccessException;
 import org.jooq.impl.DSL;
+import org.jspecify.annotations.Nullable;
 
 /**
  * One batch: claim, publish, mark, commit, in one transaction. The rows stay locked while the
@@ -32,7 +31,13 @@ import org.jooq.impl.DSL;
  *
  * <p>Strict ordering: per aggregate, the first event that is not published ends that aggregate's
  * turn in the batch. It is recorded as failed; the events behind it are left exactly as they were
- * (held back, not counted as attempts) and go out after it.
+ * (held back, not counted as attempts) and go out after it. A publisher that reports a later event
+ * published anyway broke the order: counted ({@link RelayListener#onOrderViolation}) and logged at
+ * ERROR.
+ *
+ * <p>Nothing one event does can fail the batch: an unusable row, an absurd retry hint, or an error
+ * while deciding or recording one event's outcome dead-letters that event with the reason, and the
+ * others are recorded as usual. A publish that passes the timeout keeps the answers that arrived.
  */
 public final class BatchRunner {
 
@@ -51,6 +56,7 @@ public final class BatchRunner {
   /** A runner of batches for one relay. Not thread-safe: one batch at a time. */
   public BatchRunner(
       DataSource dataSource,
+      String schema,
       Settings settings,
       Publisher publisher,
       RelayConfig config,
@@ -58,7 +64,8 @@ public final class BatchRunner {
       RelayLog log) {
     this.dataSource = dataSource;
     this.settings = settings;
-    this.claimer = new Claimer(config.batchSize(), config.ordering(), config.deadLetterPolicy());
+    this.claimer =
+        new Claimer(config.batchSize(), config.ordering(), config.deadLetterPolicy(), schema);
     this.marker = new Marker(config.completion());
     this.publisher = publisher;
     this.config = config;
@@ -95,8 +102,8 @@ public final class BatchRunner {
           return 0;
         }
         outcome = publishAndDecide(rows);
-        marker.published(tx, outcome.publishedPositions());
-        marker.failed(tx, outcome.failures());
+        outcome.recorded += marker.published(tx, outcome.publishedPositions());
+        outcome.recorded += recordFailures(connection, tx, outcome.failures());
         connection.commit();
       } catch (SQLException | RuntimeException | InterruptedException | Error e) {
         rollbackQuietly(connection);
@@ -121,21 +128,23 @@ public final class BatchRunner {
         continue;
       }
       Object mapped = MessageMapper.toMessage(row);
-      if (mapped instanceof MessageMapper.Unusable unusable) {
-        outcome.fail(row, messageOf(row), "unusable row: " + unusable.reason(), true, null);
-        if (strict) {
-          stopped.add(row.aggregate());
-        }
+      if (mapped instanceof OutboxMessage message) {
+        batch.add(message);
+        batchRows.add(row);
         continue;
       }
-      batch.add((OutboxMessage) mapped);
-      batchRows.add(row);
+      MessageMapper.Unusable unusable = (MessageMapper.Unusable) mapped;
+      outcome.deadLetter(row, MessageMapper.forReport(row), "unusable row: " + unusable.reason());
+      if (strict) {
+        stopped.add(row.aggregate());
+      }
     }
     if (batch.isEmpty()) {
       return outcome;
     }
 
-    List<PublishResult> results = publish(batch);
+    PublishCall.Answers answers =
+        PublishCall.publish(publisher, List.copyOf(batch), config.publishTimeout(), log);
     if (Thread.currentThread().isInterrupted()) {
       // stop() gave up on this batch: roll it back rather than record attempts.
       throw new InterruptedException("interrupted while publishing");
@@ -143,34 +152,23 @@ public final class BatchRunner {
     for (int i = 0; i < batch.size(); i++) {
       OutboxMessage message = batch.get(i);
       ClaimedRow row = batchRows.get(i);
-      PublishResult result = results.get(i);
+      PublishResult result = answers.results().get(i);
       boolean aggregateStopped = strict && stopped.contains(row.aggregate());
       if (result instanceof PublishResult.Published) {
         if (aggregateStopped) {
-          // The publisher broke its contract: it delivered an event after an earlier one of the
-          // same aggregate failed. It is out; record it so it is not sent a second time.
-          log.warnEvent(
+          // It is out: record it so it is not sent a second time, and say loudly what happened.
+          log.errorEvent(
               message,
-              "Publisher delivered an event after an earlier event of its aggregate failed in"
-                  + " the same batch: per-aggregate order was not kept by the publisher");
+              "Order violation by publisher {}: it reported this event published after an earlier"
+                  + " event of its aggregate failed or went unanswered in the same batch",
+              publisher.getClass().getName());
+          outcome.orderViolations.add(message);
         }
         outcome.published(message);
       } else if (aggregateStopped) {
         outcome.heldBack++;
       } else {
-        String reason;
-        boolean permanent;
-        Duration hint = null;
-        if (result instanceof PublishResult.Permanent p) {
-          reason = p.reason();
-          permanent = true;
-        } else {
-          PublishResult.Retryable r = (PublishResult.Retryable) result;
-          reason = r.reason();
-          permanent = false;
-          hint = r.retryAfter();
-        }
-        outcome.fail(row, message, reason, permanent, hint);
+        decideFailure(outcome, row, message, result, answers.unansweredReason());
         if (strict) {
           stopped.add(row.aggregate());
         }
@@ -179,47 +177,81 @@ public final class BatchRunner {
     return outcome;
   }
 
-  /** Publishes and waits up to the publish timeout; any failure of the call fails the batch. */
-  private List<PublishResult> publish(List<OutboxMessage> batch) throws InterruptedException {
-    CompletableFuture<List<PublishResult>> future;
+  /** Records one failed (or unanswered) event; an error while deciding dead-letters it. */
+  private void decideFailure(
+      Outcome outcome,
+      ClaimedRow row,
+      OutboxMessage message,
+      @Nullable PublishResult result,
+      String unansweredReason) {
     try {
-      future = publisher.publish(List.copyOf(batch)).toCompletableFuture();
+      switch (result) {
+        case null -> outcome.fail(row, message, unansweredReason, false, null);
+        case PublishResult.Permanent p -> outcome.fail(row, message, p.reason(), true, null);
+        case PublishResult.Retryable r ->
+            outcome.fail(row, message, r.reason(), false, r.retryAfter());
+        case PublishResult.Published p -> throw new IllegalStateException("published");
+      }
     } catch (RuntimeException e) {
-      return all(batch.size(), "publisher threw " + describe(e));
+      outcome.deadLetter(
+          row, message, "the relay could not decide this event's outcome: " + describe(e));
     }
-    List<PublishResult> results;
-    try {
-      results = future.get(config.publishTimeout().toMillis(), TimeUnit.MILLISECONDS);
-    } catch (TimeoutException e) {
-      future.cancel(true);
-      return all(batch.size(), "publish timed out after " + config.publishTimeout());
-    } catch (ExecutionException e) {
-      return all(batch.size(), "publish failed: " + describe(e.getCause()));
-    } catch (InterruptedException e) {
-      future.cancel(true);
-      throw e;
-    }
-    if (results == null || results.size() != batch.size() || results.contains(null)) {
-      log.error(
-          "Publisher {} answered {} results for a batch of {} events; retrying the batch",
-          publisher.getClass().getName(),
-          results == null ? "null" : results.size(),
-          batch.size());
-      return all(batch.size(), "publisher answered a malformed result list");
-    }
-    return results;
   }
 
-  private static List<PublishResult> all(int size, String reason) {
-    List<PublishResult> results = new ArrayList<>(size);
-    PublishResult failure = PublishResult.retryable(reason);
-    for (int i = 0; i < size; i++) {
-      results.add(failure);
+  /**
+   * Records the failures. Should one of them fail to record (any database error), the batch is not
+   * rolled back: each failure is recorded on its own behind a savepoint, and the one that cannot be
+   * is dead-lettered with PostgreSQL's reason.
+   */
+  private int recordFailures(Connection connection, DSLContext tx, List<Marker.Failure> failures)
+      throws SQLException {
+    if (failures.isEmpty()) {
+      return 0;
     }
-    return results;
+    Savepoint all = connection.setSavepoint();
+    try {
+      return marker.failed(tx, failures);
+    } catch (DataAccessException e) {
+      connection.rollback(all);
+    }
+    int recorded = 0;
+    for (Marker.Failure failure : failures) {
+      Savepoint one = connection.setSavepoint();
+      try {
+        recorded += marker.failed(tx, List.of(failure));
+      } catch (DataAccessException e) {
+        connection.rollback(one);
+        String reason =
+            truncate(
+                "the relay could not record this event's failure ("
+                    + describe(e)
+                    + "); last failure: "
+                    + failure.reason(),
+                config.lastErrorMaxLength());
+        log.error("Event {} dead-lettered: {}", failure.id(), reason);
+        recorded +=
+            marker.failed(
+                tx,
+                List.of(
+                    new Marker.Failure(
+                        failure.id(), failure.attempts(), reason, true, Duration.ZERO)));
+      }
+    }
+    return recorded;
   }
 
   private void report(Outcome outcome, Duration duration) {
+    int expected = outcome.publishedPositions.size() + outcome.failures.size();
+    if (outcome.recorded != expected) {
+      log.error(
+          "Recorded {} of {} outcomes: rows this relay held were changed behind its back",
+          outcome.recorded,
+          expected);
+      listener.onRecordShortfall(expected, outcome.recorded);
+    }
+    for (OutboxMessage message : outcome.orderViolations) {
+      listener.onOrderViolation(message);
+    }
     Instant now = config.clock().instant();
     for (OutboxMessage message : outcome.publishedMessages) {
       listener.onPublished(message, Duration.between(message.createdAt(), now));
@@ -251,14 +283,8 @@ public final class BatchRunner {
             duration));
   }
 
-  private static OutboxMessage messageOf(ClaimedRow row) {
-    // For reporting an unusable row: its headers are what could not be read.
-    return MessageMapper.message(row, java.util.Map.of());
-  }
-
   private static String describe(Throwable t) {
-    String message = t.getMessage();
-    return t.getClass().getSimpleName() + (message == null ? "" : ": " + message);
+    return PublishCall.describe(t);
   }
 
   private static void rollbackQuietly(Connection connection) {
@@ -285,9 +311,11 @@ public final class BatchRunner {
     private final List<OutboxMessage> publishedMessages = new ArrayList<>();
     private final List<Marker.Failure> failures = new ArrayList<>();
     private final List<EventFailure> failureReports = new ArrayList<>();
+    private final List<OutboxMessage> orderViolations = new ArrayList<>();
     private int retried;
     private int dead;
     private int heldBack;
+    private int recorded;
 
     Outcome(int claimed) {
       this.claimed = claimed;
@@ -316,15 +344,25 @@ public final class BatchRunner {
         String reason,
         boolean permanent,
         Duration retryAfterHint) {
-      int attempts = row.attempts() + 1;
+      int attempts = MessageMapper.nextAttempt(row.attempts());
       boolean isDead = permanent || attempts >= config.maxAttempts();
-      Duration retryIn = Duration.ZERO;
-      if (!isDead) {
-        retryIn = Duration.ofMillis(config.backoff().apply(attempts));
-        if (retryAfterHint != null && retryAfterHint.compareTo(retryIn) > 0) {
-          retryIn = retryAfterHint;
-        }
-      }
+      Duration retryIn = isDead ? Duration.ZERO : retryDelay(attempts, retryAfterHint);
+      addFailure(row, message, reason, attempts, isDead, retryIn);
+    }
+
+    /** Dead-letters {@code row} at once with {@code reason}. */
+    void deadLetter(ClaimedRow row, OutboxMessage message, String reason) {
+      addFailure(
+          row, message, reason, MessageMapper.nextAttempt(row.attempts()), true, Duration.ZERO);
+    }
+
+    private void addFailure(
+        ClaimedRow row,
+        OutboxMessage message,
+        String reason,
+        int attempts,
+        boolean isDead,
+        Duration retryIn) {
       String stored = truncate(reason, config.lastErrorMaxLength());
       failures.add(new Marker.Failure(row.id(), attempts, stored, isDead, retryIn));
       failureReports.add(new EventFailure(message, stored, attempts, isDead, retryIn));
@@ -334,6 +372,23 @@ public final class BatchRunner {
         retried++;
       }
     }
+  }
+
+  /**
+   * The backoff for {@code attempts}, or the publisher's hint when longer: the hint cut at {@link
+   * RelayConfig#maxRetryHint()}, everything cut at {@link RelayConfig#MAX_RETRY_DELAY}, so the
+   * stored {@code retry_after} is always a reachable time.
+   */
+  private Duration retryDelay(int attempts, @Nullable Duration hint) {
+    long backoffMillis = config.backoff().apply(attempts);
+    Duration delay = Duration.ofMillis(Math.max(0, backoffMillis));
+    if (hint != null && hint.compareTo(delay) > 0) {
+      delay = hint.compareTo(config.maxRetryHint()) > 0 ? config.maxRetryHint() : hint;
+      if (delay.compareTo(Duration.ofMillis(Math.max(0, backoffMillis))) < 0) {
+        delay = Duration.ofMillis(Math.max(0, backoffMillis));
+      }
+    }
+    return delay.compareTo(RelayConfig.MAX_RETRY_DELAY) > 0 ? RelayConfig.MAX_RETRY_DELAY : delay;
   }
 
   private static String truncate(String reason, int max) {

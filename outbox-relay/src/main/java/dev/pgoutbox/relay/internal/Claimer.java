@@ -5,7 +5,7 @@ import static org.jooq.impl.DSL.currentOffsetDateTime;
 import static org.jooq.impl.DSL.field;
 import static org.jooq.impl.DSL.lateral;
 import static org.jooq.impl.DSL.name;
-import static org.jooq.impl.DSL.orderBy;
+import static org.jooq.impl.DSL.partitionBy;
 import static org.jooq.impl.DSL.rowNumber;
 import static org.jooq.impl.DSL.select;
 import static org.jooq.impl.DSL.selectOne;
@@ -24,9 +24,12 @@ import org.jooq.DSLContext;
 import org.jooq.Field;
 import org.jooq.JSONB;
 import org.jooq.Record;
+import org.jooq.Record1;
 import org.jooq.Record3;
+import org.jooq.Record4;
 import org.jooq.SelectField;
 import org.jooq.Table;
+import org.jooq.impl.DSL;
 
 /**
  * Claims due events inside the caller's transaction, through the generated jOOQ tables.
@@ -52,12 +55,20 @@ public final class Claimer {
           .thenComparing(ClaimedRow::aggregateType)
           .thenComparingLong(ClaimedRow::position);
 
+  /**
+   * Most aggregates one strict claim takes. Each holds an entry of PostgreSQL's shared lock table
+   * (sized {@code max_locks_per_transaction x max_connections}) until the batch commits, so a batch
+   * of 10,000 single-event aggregates must not take 10,000 of them.
+   */
+  static final int MAX_HEADS = 1_000;
+
   /** How often a claim scans from the very first pending row instead of the low-water mark. */
   private static final long FULL_SCAN_EVERY_NANOS = 1_000_000_000L;
 
   private final int batchSize;
   private final Ordering ordering;
   private final boolean releaseDeadAggregates;
+  private final int lockNamespace;
   private int headsToClaim;
 
   /**
@@ -72,12 +83,22 @@ public final class Claimer {
   private boolean lastClaimShort = true;
   private int lastHeadsFound = Integer.MAX_VALUE;
 
-  /** A claimer for batches of at most {@code batchSize} events. */
-  public Claimer(int batchSize, Ordering ordering, DeadLetterPolicy deadLetterPolicy) {
+  /**
+   * A claimer for batches of at most {@code batchSize} events of the outbox in {@code schema}
+   * (which names the relays' aggregate locks: outboxes in other schemas do not contend).
+   */
+  public Claimer(
+      int batchSize, Ordering ordering, DeadLetterPolicy deadLetterPolicy, String schema) {
     this.batchSize = batchSize;
+    this.lockNamespace = Sql.aggregateLockNamespace(schema);
     this.ordering = ordering;
     this.releaseDeadAggregates = deadLetterPolicy == DeadLetterPolicy.RELEASE_AGGREGATE;
     this.headsToClaim = Math.min(batchSize, 32);
+  }
+
+  /** A claimer for the outbox in the default schema ({@code public}). */
+  public Claimer(int batchSize, Ordering ordering, DeadLetterPolicy deadLetterPolicy) {
+    this(batchSize, ordering, deadLetterPolicy, "public");
   }
 
   /**
@@ -126,11 +147,33 @@ public final class Claimer {
   }
 
   /**
-   * One statement: a CTE locks the heads ({@code FOR UPDATE SKIP LOCKED}), and a lateral join reads
-   * the run behind each, dealt out in rounds (the first event of every head, then the second of
-   * every head, ...) until the batch is full. Every aggregate this relay locked moves forward in
-   * this batch (no head is locked in vain, keeping other relays out for nothing), and a hot
-   * aggregate cannot crowd the others out.
+   * One statement in four steps, each row locked before it is handed out:
+   *
+   * <ol>
+   *   <li>{@code heads}: lock the head (oldest pending row) of eligible aggregates, oldest first,
+   *       {@code FOR UPDATE SKIP LOCKED};
+   *   <li>{@code owned}: keep the heads whose aggregate lock this transaction gets ({@link
+   *       Sql#tryLockAggregate}, a transaction-level advisory lock). Every relay takes it before it
+   *       reads an aggregate's run, so a head that became eligible behind a relay's back (a late
+   *       commit, an admin retry under {@link DeadLetterPolicy#RELEASE_AGGREGATE}) cannot let a
+   *       second relay in while the first still publishes;
+   *   <li>{@code chosen}: a lateral join reads the run behind each owned head, dealt out in rounds
+   *       (the first event of every head, then the second, ...) until the batch is full;
+   *   <li>the chosen rows are locked ({@code FOR UPDATE}) and read, and only they: locking re-reads
+   *       each row's latest version, so a row another relay published before this one got the
+   *       aggregate is not handed out again, and a row that stopped being due comes back with
+   *       {@code due = false} and ends its run. No other relay locks rows of an owned aggregate, so
+   *       the lock waits only for an admin statement, or for a relay that locked a late head and
+   *       then failed to get its aggregate (it keeps that row lock until it commits); {@code
+   *       lock_timeout} bounds the wait, and PostgreSQL breaks the rare deadlock by failing one
+   *       batch, which is retried.
+   * </ol>
+   *
+   * <p>Each owned head holds one advisory lock until commit: at most {@link #MAX_HEADS} entries of
+   * PostgreSQL's lock table per relay.
+   *
+   * <p>Every aggregate this relay locked moves forward in this batch, and a hot aggregate cannot
+   * crowd the others out.
    */
   private List<ClaimedRow> claimStrict(DSLContext tx) {
     OutboxEvents e = OUTBOX_EVENTS.as("e");
@@ -149,7 +192,7 @@ public final class Claimer {
     CommonTableExpression<Record3<String, String, Long>> heads =
         name("heads")
             .fields("t", "a", "p")
-            .as(
+            .asMaterialized(
                 select(e.AGGREGATE_TYPE, e.AGGREGATE_ID, e.POSITION)
                     .from(e)
                     .where(e.PROCESSED_AT.isNull())
@@ -161,9 +204,23 @@ public final class Claimer {
                     .forUpdate()
                     .of(e)
                     .skipLocked());
-    Field<String> headType = heads.field("t", String.class);
-    Field<String> headId = heads.field("a", String.class);
-    Field<Long> headPosition = heads.field("p", Long.class);
+    CommonTableExpression<Record3<String, String, Long>> owned =
+        name("owned")
+            .fields("t", "a", "p")
+            .asMaterialized(
+                select(
+                        heads.field("t", String.class),
+                        heads.field("a", String.class),
+                        heads.field("p", Long.class))
+                    .from(heads)
+                    .where(
+                        Sql.tryLockAggregate(
+                            lockNamespace,
+                            heads.field("t", String.class),
+                            heads.field("a", String.class))));
+    Field<String> headType = owned.field("t", String.class);
+    Field<String> headId = owned.field("a", String.class);
+    Field<Long> headPosition = owned.field("p", Long.class);
 
     // Enough per aggregate to fill the batch when runs are uneven, without reading whole runs.
     // Sized by the heads the last claim found: fewer than asked for when few aggregates are
@@ -181,19 +238,42 @@ public final class Claimer {
     if (releaseDeadAggregates) {
       inRun = inRun.and(r.DEAD_AT.isNull());
     }
-    List<SelectField<?>> runColumns = new ArrayList<>(columns(r));
-    runColumns.add(rowNumber().over(orderBy(r.POSITION)).as("rn"));
-    Table<Record> run =
-        lateral(select(runColumns).from(r).where(inRun).orderBy(r.POSITION).limit(perAggregate))
+    Table<Record1<Long>> run =
+        lateral(select(r.POSITION).from(r).where(inRun).orderBy(r.POSITION).limit(perAggregate))
             .as("x");
-    Field<Integer> rn = run.field("rn", Integer.class);
+    Field<Long> runPosition = run.field(r.POSITION);
+    CommonTableExpression<Record4<String, String, Long, Integer>> chosen =
+        name("chosen")
+            .fields("t", "a", "p", "rn")
+            .asMaterialized(
+                select(
+                        headType,
+                        headId,
+                        runPosition,
+                        rowNumber()
+                            .over(partitionBy(headType, headId).orderBy(runPosition))
+                            .as("rn"))
+                    .from(owned)
+                    .crossJoin(run)
+                    .orderBy(DSL.field(name("rn")), headPosition)
+                    .limit(batchSize));
+    OutboxEvents c = OUTBOX_EVENTS.as("c");
+    Field<Integer> rn = chosen.field("rn", Integer.class);
+    List<SelectField<?>> selected = new ArrayList<>(columns(c));
+    selected.add(rn);
     List<Record> records =
         tx.with(heads)
-            .select(run.fields())
-            .from(heads)
-            .crossJoin(run)
-            .orderBy(rn, headPosition)
-            .limit(batchSize)
+            .with(owned)
+            .with(chosen)
+            .select(selected)
+            .from(chosen)
+            .join(c)
+            .on(c.AGGREGATE_TYPE.eq(chosen.field("t", String.class)))
+            .and(c.AGGREGATE_ID.eq(chosen.field("a", String.class)))
+            .and(c.POSITION.eq(chosen.field("p", Long.class)))
+            .where(c.PROCESSED_AT.isNull())
+            .forUpdate()
+            .of(c)
             .fetch();
 
     List<ClaimedRow> fetched = new ArrayList<>(records.size());
@@ -241,10 +321,16 @@ public final class Claimer {
   private void adaptHeadsToClaim(int headsFound, int limit, List<ClaimedRow> rows) {
     long headsUsed = rows.stream().map(ClaimedRow::aggregate).distinct().count();
     if (rows.size() >= batchSize) {
-      headsToClaim = (int) Math.min(batchSize, Math.max(2, headsUsed + Math.max(2, headsUsed / 4)));
+      headsToClaim =
+          (int) Math.min(maxHeads(), Math.max(2, headsUsed + Math.max(2, headsUsed / 4)));
     } else if (headsFound == limit) {
-      headsToClaim = Math.min(batchSize, limit * 2);
+      headsToClaim = Math.min(maxHeads(), limit * 2);
     }
+  }
+
+  /** Most heads one claim asks for: each owned head holds an advisory lock until commit. */
+  private int maxHeads() {
+    return Math.min(batchSize, MAX_HEADS);
   }
 
   private static Condition isDue(OutboxEvents e) {

@@ -24,19 +24,22 @@ public final class Marker {
   /**
    * Marks (or deletes) every published event in one statement. Rows are found by {@code position}
    * through the pending index, whose neighbouring entries share pages, rather than by random ids.
+   * Only rows still unprocessed are touched; the claim locked them, so all of them should be.
+   *
+   * @return rows marked; fewer than {@code positions} means some were no longer this relay's
    */
-  public void published(DSLContext tx, List<Long> positions) {
+  public int published(DSLContext tx, List<Long> positions) {
     if (positions.isEmpty()) {
-      return;
+      return 0;
     }
     Long[] array = positions.toArray(Long[]::new);
     if (completion == Completion.DELETE) {
-      tx.deleteFrom(OUTBOX_EVENTS)
+      return tx.deleteFrom(OUTBOX_EVENTS)
           .where(OUTBOX_EVENTS.POSITION.eq(DSL.any(array)))
           .and(OUTBOX_EVENTS.PROCESSED_AT.isNull())
           .execute();
     } else {
-      tx.update(OUTBOX_EVENTS)
+      return tx.update(OUTBOX_EVENTS)
           .set(OUTBOX_EVENTS.PROCESSED_AT, Sql.clockTimestamp())
           .where(OUTBOX_EVENTS.POSITION.eq(DSL.any(array)))
           .and(OUTBOX_EVENTS.PROCESSED_AT.isNull())
@@ -44,10 +47,15 @@ public final class Marker {
     }
   }
 
-  /** Records failed attempts: backoff into {@code retry_after}, or {@code dead_at}. */
-  public void failed(DSLContext tx, List<Failure> failures) {
+  /**
+   * Records failed attempts: backoff into {@code retry_after}, or {@code dead_at}; only on rows
+   * still unprocessed.
+   *
+   * @return rows recorded; fewer than {@code failures} means some were no longer this relay's
+   */
+  public int failed(DSLContext tx, List<Failure> failures) {
     if (failures.isEmpty()) {
-      return;
+      return 0;
     }
     List<Query> updates = new ArrayList<>(failures.size());
     for (Failure f : failures) {
@@ -63,13 +71,17 @@ public final class Marker {
               .set(
                   OUTBOX_EVENTS.DEAD_AT,
                   f.dead() ? Sql.clockTimestamp() : DSL.val(null, OUTBOX_EVENTS.DEAD_AT))
-              .where(OUTBOX_EVENTS.ID.eq(f.id())));
+              .where(OUTBOX_EVENTS.ID.eq(f.id()))
+              .and(OUTBOX_EVENTS.PROCESSED_AT.isNull()));
     }
     if (updates.size() == 1) {
-      updates.get(0).execute();
-    } else {
-      tx.batch(updates).execute();
+      return updates.get(0).execute();
     }
+    int recorded = 0;
+    for (int count : tx.batch(updates).execute()) {
+      recorded += Math.max(0, count);
+    }
+    return recorded;
   }
 
   /**

@@ -14,15 +14,46 @@ final class MessageMapper {
 
   private MessageMapper() {}
 
-  /** The message, or a {@link Unusable} naming what is wrong with the row. */
+  /**
+   * The message, or a {@link Unusable} naming what is wrong with the row. Never throws: whatever a
+   * hand-written row holds, it becomes that row's own dead letter, never the batch's failure.
+   */
   static Object toMessage(ClaimedRow row) {
-    Map<String, String> headers;
-    try {
-      headers = parseHeaders(row.headers());
-    } catch (IllegalArgumentException e) {
-      return new Unusable(e.getMessage());
+    if (row.attempts() < 0 || row.attempts() == Integer.MAX_VALUE) {
+      return new Unusable(
+          "attempts is "
+              + row.attempts()
+              + ", must be between 0 and "
+              + (Integer.MAX_VALUE - 1)
+              + " (OutboxAdmin.retry resets it)");
     }
-    return message(row, headers);
+    try {
+      return message(row, parseHeaders(row.headers()));
+    } catch (RuntimeException e) {
+      return new Unusable(e.getMessage() == null ? e.toString() : e.getMessage());
+    }
+  }
+
+  /**
+   * A message that describes {@code row} in logs and listener reports even when the row is
+   * unusable: no headers, and the attempt number brought into range.
+   */
+  static OutboxMessage forReport(ClaimedRow row) {
+    return new OutboxMessage(
+        row.id(),
+        row.position(),
+        row.aggregateType(),
+        row.aggregateId(),
+        row.eventType(),
+        row.payload(),
+        Map.of(),
+        nextAttempt(row.attempts()),
+        row.createdAt().toInstant());
+  }
+
+  /** {@code attempts + 1}, kept between 1 and {@link Integer#MAX_VALUE} for hostile rows. */
+  static int nextAttempt(int attempts) {
+    return attempts < 0 ? 1 : attempts == Integer.MAX_VALUE ? attempts : attempts + 1;
   }
 
   /** The message for {@code row}, with {@code headers}; its attempt is the next one. */

@@ -2,6 +2,7 @@ package dev.pgoutbox.relay.internal;
 
 import java.time.Duration;
 import java.time.OffsetDateTime;
+import org.jooq.Condition;
 import org.jooq.DSLContext;
 import org.jooq.Field;
 import org.jooq.impl.DSL;
@@ -48,6 +49,8 @@ public final class Sql {
    *   <li>{@code idle_in_transaction_session_timeout}: PostgreSQL ends the session when the
    *       transaction sits idle this long (e.g. a hung publish), releasing its row locks, so a
    *       stuck relay cannot hold events or vacuum back for long;
+   *   <li>{@code lock_timeout}, the same: the claim waits for a row lock only when an admin
+   *       statement holds one of its aggregate's rows, never longer than this;
    *   <li>{@code synchronous_commit = off} unless {@code synchronousCommit}: the commit returns
    *       before its WAL reaches disk. A database crash can then forget the last marks, and those
    *       events are published again (at least once, still in order: WAL is flushed in order), but
@@ -72,10 +75,40 @@ public final class Sql {
             DSL.function(
                 "set_config",
                 SQLDataType.VARCHAR,
+                DSL.val("lock_timeout"),
+                DSL.val(Long.toString(idleTimeout.toMillis())),
+                DSL.val(true)),
+            DSL.function(
+                "set_config",
+                SQLDataType.VARCHAR,
                 DSL.val("synchronous_commit"),
                 DSL.val(synchronousCommit ? "on" : "off"),
                 DSL.val(true)))
         .fetch();
+  }
+
+  /**
+   * The first key of the relays' aggregate locks for the outbox in {@code schema}: a fixed hash of
+   * the schema name (String.hashCode is specified), so every relay of one outbox agrees on it.
+   * Aggregate locks use the two-key advisory lock space, apart from the writers' one-key locks
+   * ({@code serializeWritersPerAggregate}), so a relay never blocks a writer.
+   */
+  public static int aggregateLockNamespace(String schema) {
+    return ("pgoutbox.relay:" + schema).hashCode();
+  }
+
+  /**
+   * {@code pg_try_advisory_xact_lock(namespace, hashtext(type || ':' || id))}: takes the
+   * aggregate's lock until the transaction ends, or answers false at once if another transaction
+   * holds it. Two aggregates whose hashes collide only keep each other waiting for a batch.
+   */
+  public static Condition tryLockAggregate(
+      int namespace, Field<String> aggregateType, Field<String> aggregateId) {
+    Field<Integer> key =
+        DSL.function(
+            "hashtext", SQLDataType.INTEGER, aggregateType.concat(DSL.inline(":"), aggregateId));
+    return DSL.condition(
+        DSL.function("pg_try_advisory_xact_lock", SQLDataType.BOOLEAN, DSL.val(namespace), key));
   }
 
   /** {@code LISTEN "channel"}; the channel is a validated identifier (see OutboxSchema). */

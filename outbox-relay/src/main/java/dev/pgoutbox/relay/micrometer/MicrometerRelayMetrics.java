@@ -22,6 +22,10 @@ import java.util.concurrent.atomic.AtomicLong;
  *   <li>{@code outbox_events_published_total}: events published;
  *   <li>{@code outbox_events_failed_total{event_type}}: failed publish attempts;
  *   <li>{@code outbox_events_dead_lettered_total{event_type}}: events dead-lettered;
+ *   <li>{@code outbox_order_violations_total}: events a publisher reported published after an
+ *       earlier event of their aggregate failed in the same batch (should stay 0);
+ *   <li>{@code outbox_record_shortfall_total}: outcomes the relay could not record because the row
+ *       was changed behind its back (should stay 0);
  *   <li>{@code outbox_batch_duration_seconds}: claim-to-commit time of each batch;
  *   <li>{@code outbox_publish_lag_seconds}: from an event's {@code created_at} to its publish;
  *   <li>{@code outbox_events_pending}, {@code outbox_dead_letters}, {@code
@@ -40,6 +44,8 @@ public final class MicrometerRelayMetrics implements RelayListener {
   private final MeterRegistry registry;
   private final String relay;
   private final Counter published;
+  private final Counter orderViolations;
+  private final Counter recordShortfall;
   private final Timer batchDuration;
   private final Timer publishLag;
   private final ConcurrentMap<String, Counter> failedByType = new ConcurrentHashMap<>();
@@ -56,6 +62,18 @@ public final class MicrometerRelayMetrics implements RelayListener {
     this.published =
         Counter.builder("outbox.events.published")
             .description("Events published to the broker and marked")
+            .tag("relay", relay)
+            .register(registry);
+    this.orderViolations =
+        Counter.builder("outbox.order.violations")
+            .description(
+                "Events a publisher reported published after an earlier event of their aggregate"
+                    + " failed in the same batch")
+            .tag("relay", relay)
+            .register(registry);
+    this.recordShortfall =
+        Counter.builder("outbox.record.shortfall")
+            .description("Batch outcomes not recorded because the row changed behind the relay")
             .tag("relay", relay)
             .register(registry);
     this.batchDuration =
@@ -124,6 +142,16 @@ public final class MicrometerRelayMetrics implements RelayListener {
                       .register(registry))
           .increment();
     }
+  }
+
+  @Override
+  public void onOrderViolation(OutboxMessage message) {
+    orderViolations.increment();
+  }
+
+  @Override
+  public void onRecordShortfall(int expected, int recorded) {
+    recordShortfall.increment(Math.max(0, expected - recorded));
   }
 
   @Override

@@ -1,12 +1,10 @@
 package dev.pgoutbox.relay.testing;
 
+import dev.pgoutbox.relay.AggregateSequencer;
 import dev.pgoutbox.relay.OutboxMessage;
 import dev.pgoutbox.relay.PublishResult;
 import dev.pgoutbox.relay.Publisher;
-import java.util.ArrayList;
-import java.util.HashSet;
 import java.util.List;
-import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentLinkedQueue;
@@ -16,11 +14,17 @@ import java.util.function.Function;
 
 /**
  * A test double of the {@link Publisher} SPI that records what it "delivers", in delivery order. It
- * keeps the SPI's per-aggregate contract like a real broker client: once an event of an aggregate
- * fails in a batch, the later events of that aggregate in the batch are not delivered.
+ * sends through {@link AggregateSequencer}, as every real publisher does, so it keeps the SPI's
+ * per-aggregate contract by the same mechanism: once an event of an aggregate fails in a batch, the
+ * later events of that aggregate in the batch are not delivered (the sequencer answers them
+ * retryable, "held back").
+ *
+ * <p>{@link #decide} plays the broker: it is called once per event the sequencer sends, and what it
+ * answers is that event's fate; an exception it throws is that event's retryable failure.
  */
 public final class RecordingPublisher implements Publisher {
 
+  private final AggregateSequencer sequencer = AggregateSequencer.ofDefaults();
   private final ConcurrentLinkedQueue<OutboxMessage> delivered = new ConcurrentLinkedQueue<>();
   private final ConcurrentLinkedQueue<List<OutboxMessage>> batches = new ConcurrentLinkedQueue<>();
   private volatile Function<OutboxMessage, PublishResult> decision = m -> PublishResult.published();
@@ -50,7 +54,11 @@ public final class RecordingPublisher implements Publisher {
     }
   }
 
-  /** Returns a stage that never completes, to exercise the publish timeout. */
+  /**
+   * Sends nothing and answers nothing: the first event of each aggregate is handed to a "broker"
+   * that never acknowledges, so the batch's stage never completes (to exercise the publish timeout
+   * and stop()).
+   */
   public RecordingPublisher neverAnswer() {
     this.neverAnswer = true;
     return this;
@@ -74,27 +82,19 @@ public final class RecordingPublisher implements Publisher {
       }
     }
     if (neverAnswer) {
-      return new CompletableFuture<>();
+      return sequencer.publish(batch, m -> new CompletableFuture<>());
     }
     batches.add(List.copyOf(batch));
-    List<PublishResult> results = new ArrayList<>(batch.size());
-    Set<String> failedAggregates = new HashSet<>();
-    for (OutboxMessage message : batch) {
-      String aggregate = message.aggregateType() + "/" + message.aggregateId();
-      if (failedAggregates.contains(aggregate)) {
-        results.add(
-            PublishResult.retryable("held back: an earlier event of this aggregate failed"));
-        continue;
-      }
-      PublishResult result = decision.apply(message);
-      if (result instanceof PublishResult.Published) {
-        delivered.add(message);
-      } else {
-        failedAggregates.add(aggregate);
-      }
-      results.add(result);
+    Function<OutboxMessage, PublishResult> broker = decision;
+    return sequencer.publish(batch, m -> CompletableFuture.completedFuture(deliver(broker, m)));
+  }
+
+  private PublishResult deliver(Function<OutboxMessage, PublishResult> broker, OutboxMessage m) {
+    PublishResult result = broker.apply(m);
+    if (result instanceof PublishResult.Published) {
+      delivered.add(m);
     }
-    return CompletableFuture.completedFuture(results);
+    return result;
   }
 
   /** Everything delivered so far, in delivery order. */

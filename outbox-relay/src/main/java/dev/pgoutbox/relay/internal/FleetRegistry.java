@@ -1,0 +1,150 @@
+package dev.pgoutbox.relay.internal;
+
+import static dev.pgoutbox.db.jooq.Tables.OUTBOX_RELAYS;
+
+import dev.pgoutbox.core.OutboxException;
+import dev.pgoutbox.db.jooq.tables.records.OutboxRelaysRecord;
+import dev.pgoutbox.relay.DeadLetterPolicy;
+import dev.pgoutbox.relay.Ordering;
+import java.time.Duration;
+import java.util.UUID;
+import javax.sql.DataSource;
+import org.jooq.DSLContext;
+import org.jooq.SQLDialect;
+import org.jooq.conf.Settings;
+import org.jooq.impl.DSL;
+import org.jooq.impl.SQLDataType;
+
+/**
+ * The relay's entry in {@code outbox_relays}: relays on one outbox must agree on ordering and
+ * dead-letter policy (one {@code UNORDERED} or {@code RELEASE_AGGREGATE} relay among strict ones
+ * breaks the order for all), so a relay refuses to start when a live relay's settings differ.
+ * Registrations are serialized by a transaction-level advisory lock; a relay refreshes its
+ * heartbeat while it runs and deletes its row when it stops, and a row whose heartbeat is older
+ * than {@link #EXPIRES_AFTER} (a crashed relay) is removed by the next registration.
+ */
+public final class FleetRegistry {
+
+  /** How often a running relay refreshes its heartbeat. */
+  public static final Duration HEARTBEAT_EVERY = Duration.ofSeconds(5);
+
+  /** A registration whose heartbeat is older than this no longer counts (the relay crashed). */
+  public static final Duration EXPIRES_AFTER = Duration.ofSeconds(30);
+
+  private final DSLContext dsl;
+  private final String relayName;
+  private final String schema;
+  private final Ordering ordering;
+  private final DeadLetterPolicy deadLetterPolicy;
+  private final UUID instance = UUID.randomUUID();
+
+  /** The registry entry of one relay instance. */
+  public FleetRegistry(
+      DataSource dataSource,
+      Settings settings,
+      String schema,
+      String relayName,
+      Ordering ordering,
+      DeadLetterPolicy deadLetterPolicy) {
+    this.dsl = DSL.using(dataSource, SQLDialect.POSTGRES, settings);
+    this.schema = schema;
+    this.relayName = relayName;
+    this.ordering = ordering;
+    this.deadLetterPolicy = deadLetterPolicy;
+  }
+
+  /**
+   * Adds this relay's row, unless a live relay on the outbox uses other settings.
+   *
+   * @throws OutboxException naming the conflicting setting and relay
+   */
+  public void register() {
+    dsl.transaction(
+        configuration -> {
+          DSLContext tx = configuration.dsl();
+          tx.select(
+                  DSL.function(
+                      "pg_advisory_xact_lock",
+                      SQLDataType.VARCHAR,
+                      DSL.val(("pgoutbox.fleet:" + schema).hashCode()),
+                      DSL.val(0)))
+              .fetch();
+          tx.deleteFrom(OUTBOX_RELAYS)
+              .where(OUTBOX_RELAYS.HEARTBEAT_AT.lt(Sql.clockTimestampPlus(EXPIRES_AFTER.negated())))
+              .execute();
+          OutboxRelaysRecord other =
+              tx.selectFrom(OUTBOX_RELAYS)
+                  .where(OUTBOX_RELAYS.INSTANCE_ID.ne(instance))
+                  .and(
+                      OUTBOX_RELAYS
+                          .ORDERING
+                          .ne(ordering.name())
+                          .or(OUTBOX_RELAYS.DEAD_LETTER_POLICY.ne(deadLetterPolicy.name())))
+                  .orderBy(OUTBOX_RELAYS.STARTED_AT)
+                  .limit(1)
+                  .fetchOne();
+          if (other != null) {
+            throw new OutboxException(conflict(other));
+          }
+          tx.insertInto(OUTBOX_RELAYS)
+              .set(OUTBOX_RELAYS.INSTANCE_ID, instance)
+              .set(OUTBOX_RELAYS.RELAY_NAME, relayName)
+              .set(OUTBOX_RELAYS.ORDERING, ordering.name())
+              .set(OUTBOX_RELAYS.DEAD_LETTER_POLICY, deadLetterPolicy.name())
+              .set(OUTBOX_RELAYS.STARTED_AT, Sql.clockTimestamp())
+              .set(OUTBOX_RELAYS.HEARTBEAT_AT, Sql.clockTimestamp())
+              .onConflictDoNothing()
+              .execute();
+        });
+  }
+
+  /**
+   * Refreshes the heartbeat; registers again if the row is gone (the relay stalled past the
+   * expiry).
+   *
+   * @throws OutboxException if registering again meets a conflicting relay
+   */
+  public void heartbeat() {
+    int updated =
+        dsl.update(OUTBOX_RELAYS)
+            .set(OUTBOX_RELAYS.HEARTBEAT_AT, Sql.clockTimestamp())
+            .where(OUTBOX_RELAYS.INSTANCE_ID.eq(instance))
+            .execute();
+    if (updated == 0) {
+      register();
+    }
+  }
+
+  /** Deletes this relay's row. */
+  public void deregister() {
+    dsl.deleteFrom(OUTBOX_RELAYS).where(OUTBOX_RELAYS.INSTANCE_ID.eq(instance)).execute();
+  }
+
+  private String conflict(OutboxRelaysRecord other) {
+    String setting =
+        !other.getOrdering().equals(ordering.name())
+            ? "ordering=" + ordering + " differs from ordering=" + other.getOrdering()
+            : "deadLetterPolicy="
+                + deadLetterPolicy
+                + " differs from deadLetterPolicy="
+                + other.getDeadLetterPolicy();
+    return "pgoutbox-relay["
+        + relayName
+        + "] - refuses to start: its "
+        + setting
+        + " of relay '"
+        + other.getRelayName()
+        + "' (instance "
+        + other.getInstanceId()
+        + ", started "
+        + other.getStartedAt()
+        + ", last heartbeat "
+        + other.getHeartbeatAt()
+        + ") on schema "
+        + schema
+        + ". Every relay of one outbox must use the same ordering and deadLetterPolicy: stop the"
+        + " other relays first (a crashed relay stops counting "
+        + EXPIRES_AFTER.toSeconds()
+        + " s after its last heartbeat).";
+  }
+}

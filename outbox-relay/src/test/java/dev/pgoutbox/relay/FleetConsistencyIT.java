@@ -1,0 +1,103 @@
+package dev.pgoutbox.relay;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.pgoutbox.core.OutboxException;
+import dev.pgoutbox.db.testing.TestSchema;
+import dev.pgoutbox.relay.testing.RecordingPublisher;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/**
+ * Relays on one outbox agree on ordering and dead-letter policy: a relay whose settings differ from
+ * a live relay's refuses to start, naming both; stopped or crashed relays do not block a new
+ * configuration.
+ */
+class FleetConsistencyIT {
+
+  @RegisterExtension static final TestSchema db = TestSchema.migrated();
+
+  private final List<OutboxRelay> started = new ArrayList<>();
+
+  @BeforeEach
+  void emptyRegistry() {
+    db.execute("truncate outbox_relays");
+  }
+
+  @AfterEach
+  void stopAll() {
+    started.forEach(OutboxRelay::close);
+  }
+
+  private OutboxRelay start(String name, Ordering ordering, DeadLetterPolicy policy) {
+    OutboxRelay relay =
+        OutboxRelay.builder()
+            .name(name)
+            .dataSource(db.dataSource())
+            .schema(db.schema())
+            .publisher(new RecordingPublisher())
+            .config(
+                RelayConfig.custom()
+                    .ordering(ordering)
+                    .deadLetterPolicy(policy)
+                    .listenForNotifications(false)
+                    .build())
+            .build();
+    relay.start();
+    started.add(relay);
+    return relay;
+  }
+
+  @Test
+  void aRelayWithAnotherOrderingOrPolicyRefusesToStartNamingTheOtherRelay() {
+    start("strict-1", Ordering.STRICT, DeadLetterPolicy.HOLD_AGGREGATE);
+    start("strict-2", Ordering.STRICT, DeadLetterPolicy.HOLD_AGGREGATE);
+
+    assertThatThrownBy(() -> start("rolling", Ordering.UNORDERED, DeadLetterPolicy.HOLD_AGGREGATE))
+        .isInstanceOf(OutboxException.class)
+        .hasMessageContaining("ordering=UNORDERED differs from ordering=STRICT")
+        .hasMessageContaining("relay 'strict-1'");
+    assertThatThrownBy(() -> start("release", Ordering.STRICT, DeadLetterPolicy.RELEASE_AGGREGATE))
+        .isInstanceOf(OutboxException.class)
+        .hasMessageContaining(
+            "deadLetterPolicy=RELEASE_AGGREGATE differs from deadLetterPolicy=HOLD_AGGREGATE");
+    assertThat(db.queryLong("select count(*) from outbox_relays")).isEqualTo(2);
+  }
+
+  @Test
+  void aFleetRestartedWithANewConsistentSettingStartsOnceTheOldOneStopped() {
+    OutboxRelay a = start("old-1", Ordering.STRICT, DeadLetterPolicy.HOLD_AGGREGATE);
+    OutboxRelay b = start("old-2", Ordering.STRICT, DeadLetterPolicy.HOLD_AGGREGATE);
+    a.close();
+    b.close();
+
+    start("new-1", Ordering.STRICT, DeadLetterPolicy.RELEASE_AGGREGATE);
+    start("new-2", Ordering.STRICT, DeadLetterPolicy.RELEASE_AGGREGATE);
+
+    assertThat(db.queryLong("select count(*) from outbox_relays")).isEqualTo(2);
+  }
+
+  @Test
+  void aCrashedRelayStopsCountingOnceItsHeartbeatExpired() {
+    // A relay that crashed a minute ago, and one elsewhere that is alive: rows as they would be.
+    db.execute(
+        "insert into outbox_relays (instance_id, relay_name, ordering, dead_letter_policy,"
+            + " started_at, heartbeat_at) values (gen_random_uuid(), 'crashed', 'UNORDERED',"
+            + " 'HOLD_AGGREGATE', now() - interval '1 hour', now() - interval '1 minute')");
+    start("after-crash", Ordering.STRICT, DeadLetterPolicy.HOLD_AGGREGATE);
+    assertThat(db.queryLong("select count(*) from outbox_relays where relay_name = 'crashed'"))
+        .isZero();
+
+    db.execute(
+        "insert into outbox_relays (instance_id, relay_name, ordering, dead_letter_policy)"
+            + " values (gen_random_uuid(), 'alive-elsewhere', 'STRICT', 'HOLD_AGGREGATE')");
+    assertThatThrownBy(
+            () -> start("unordered", Ordering.UNORDERED, DeadLetterPolicy.HOLD_AGGREGATE))
+        .hasMessageContaining("relay 'after-crash'");
+  }
+}

@@ -128,6 +128,7 @@ final class RelayCommand implements Callable<Integer> {
             .batchSize(batchSize)
             .publishTimeout(Duration.ofSeconds(publishTimeoutSeconds))
             .deadLetterPolicy(policy())
+            .maxRetryHint(Duration.ofSeconds(maxRetryHintSeconds))
             .build();
     HikariConfig pool = new HikariConfig();
     pool.setJdbcUrl(jdbcUrl);

@@ -354,16 +354,26 @@ public final class ChaosCommand implements Callable<Integer> {
       }
       writing.stop();
       if (retrier != null) {
-        retrier.stop();
+        retrier.windDown();
       }
       faults.awaitDone();
       Map<String, Set<Integer>> retried = retrier == null ? Map.of() : retrier.retried();
+      // The operator may still retry during the drain (see DeadLetterRetrier.windDown).
       long drainStarted = System.nanoTime();
       long drainDeadline = drainStarted + TimeUnit.SECONDS.toNanos(drainTimeout);
-      while (System.nanoTime() < drainDeadline
-          && !feed.failed()
-          && !settled(dataSource, checker, policy, retried)) {
+      while (System.nanoTime() < drainDeadline && !feed.failed()) {
+        CommitLedger.Result now = settled(dataSource, checker, policy, retried);
+        if (now != null && (retrier == null || !retrier.running() || now.deadLetters() == 0)) {
+          break;
+        }
         LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(500));
+        if (retrier != null) {
+          retried = retrier.retried();
+        }
+      }
+      if (retrier != null) {
+        retrier.stop();
+        retried = retrier.retried();
       }
       double drainSeconds = (System.nanoTime() - drainStarted) / 1e9;
       // Late duplicates still in flight have a moment to show up.
@@ -372,6 +382,9 @@ public final class ChaosCommand implements Callable<Integer> {
       String checkerError = feed.readError(CHECKER_GRACE);
       CommitLedger.Result ledger =
           CommitLedger.read(dataSource, SCHEMA).judge(checker, policy, retried);
+      for (String sample : ledger.unaccountedSamples()) {
+        log.println("chaos: unaccounted " + sample);
+      }
       List<String> exited = fleet.exitedOnTheirOwn();
       TableCounts table = TableCounts.of(dataSource);
       PublisherFaultLog injected = PublisherFaultLog.read(runDir);
@@ -458,10 +471,11 @@ public final class ChaosCommand implements Callable<Integer> {
   }
 
   /**
-   * Whether the run has settled: every committed event delivered, dead, or (under HOLD_AGGREGATE)
-   * held behind a dead one, nothing else pending. False while the database does not answer.
+   * The ledger once the run has settled: every committed event delivered, dead, or (under
+   * HOLD_AGGREGATE) held behind a dead one, nothing else pending; null before, or while the
+   * database does not answer.
    */
-  private static boolean settled(
+  private static CommitLedger.@Nullable Result settled(
       HikariDataSource dataSource,
       DeliveryChecker checker,
       DeadLetterPolicy policy,
@@ -469,9 +483,9 @@ public final class ChaosCommand implements Callable<Integer> {
     try {
       CommitLedger.Result result =
           CommitLedger.read(dataSource, SCHEMA).judge(checker, policy, retried);
-      return result.unaccounted() == 0 && result.pendingNotHeld() == 0;
+      return result.unaccounted() == 0 && result.pendingNotHeld() == 0 ? result : null;
     } catch (SQLException e) {
-      return false;
+      return null;
     }
   }
 

@@ -52,7 +52,22 @@ final class CommitLedger {
       String eventType,
       boolean processed,
       boolean dead,
-      @Nullable String lastError) {}
+      @Nullable String lastError,
+      int attempts,
+      @Nullable String retryAfter) {
+
+    Row(
+        String aggregate,
+        int seq,
+        long position,
+        @Nullable Long committedAt,
+        String eventType,
+        boolean processed,
+        boolean dead,
+        @Nullable String lastError) {
+      this(aggregate, seq, position, committedAt, eventType, processed, dead, lastError, 0, null);
+    }
+  }
 
   /** The figures of one judgement. */
   record Result(
@@ -69,7 +84,8 @@ final class CommitLedger {
       long unexpected,
       @Nullable Long commitOrderMismatches,
       long retriedDelivered,
-      long retriedDeadAgain) {}
+      long retriedDeadAgain,
+      List<String> unaccountedSamples) {}
 
   private final Map<String, List<Row>> byAggregate;
   private final boolean commitOrderKnown;
@@ -99,7 +115,8 @@ final class CommitLedger {
                 "select aggregate_id, (payload->>'seq')::int, position,"
                     + " (extract(epoch from pg_xact_commit_timestamp((payload->>'xid')::xid))"
                     + " * 1000000)::bigint,"
-                    + " event_type, processed_at is not null, dead_at is not null, last_error"
+                    + " event_type, processed_at is not null, dead_at is not null, last_error,"
+                    + " attempts, retry_after::text"
                     + " from "
                     + schema
                     + ".outbox_events where aggregate_type = '"
@@ -116,7 +133,9 @@ final class CommitLedger {
                 rs.getString(5),
                 rs.getBoolean(6),
                 rs.getBoolean(7),
-                rs.getString(8)));
+                rs.getString(8),
+                rs.getInt(9),
+                rs.getString(10)));
       }
     }
     return new CommitLedger(rows);
@@ -141,6 +160,7 @@ final class CommitLedger {
     long retriedDelivered = 0;
     long retriedDeadAgain = 0;
     long mismatches = 0;
+    List<String> samples = new ArrayList<>();
     for (Map.Entry<String, List<Row>> entry : byAggregate.entrySet()) {
       String aggregate = entry.getKey();
       Set<Integer> retriedHere = retried.getOrDefault(aggregate, Set.of());
@@ -180,6 +200,14 @@ final class CommitLedger {
             held++;
           } else {
             unaccounted++;
+            if (samples.size() < 10) {
+              samples.add(
+                  row
+                      + " retried="
+                      + retriedHere.contains(row.seq())
+                      + " dead_before="
+                      + deadBefore);
+            }
             if (!row.processed()) {
               pendingNotHeld++;
             }
@@ -234,6 +262,7 @@ final class CommitLedger {
         unexpected,
         commitOrderKnown ? mismatches : null,
         retriedDelivered,
-        retriedDeadAgain);
+        retriedDeadAgain,
+        List.copyOf(samples));
   }
 }

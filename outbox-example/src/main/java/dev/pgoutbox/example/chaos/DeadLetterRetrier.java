@@ -19,10 +19,11 @@ import javax.sql.DataSource;
 
 /**
  * The operator of a chaos run: every {@code every} seconds, through {@link OutboxAdmin}, it lists
- * the dead letters and retries each with probability one half (seeded), while the writers write. A
- * retried poison event dies again; another is likely to go through. It remembers what it retried
- * (aggregate and seq, from the payload) for the {@link CommitLedger}. A database that does not
- * answer is skipped until the next round.
+ * the dead letters and retries each with probability one half (seeded), while the writers write
+ * (and after, until it has retried at least once, see {@link #windDown}). A retried poison event
+ * dies again; another is likely to go through. It remembers what it retried (aggregate and seq,
+ * from the payload) for the {@link CommitLedger}. A database that does not answer is skipped until
+ * the next round.
  */
 final class DeadLetterRetrier {
 
@@ -37,6 +38,7 @@ final class DeadLetterRetrier {
   private final AtomicLong rounds = new AtomicLong();
   private final AtomicLong failedRounds = new AtomicLong();
   private volatile boolean stopping;
+  private volatile boolean windingDown;
   private Thread thread;
 
   DeadLetterRetrier(
@@ -49,6 +51,19 @@ final class DeadLetterRetrier {
 
   void start() {
     thread = Thread.ofPlatform().name("chaos-admin").start(this::run);
+  }
+
+  /**
+   * The writers have stopped: retry rounds go on only until one has retried something, so that a
+   * run whose relays were slow to dead-letter anything still retries once, and then it ends.
+   */
+  void windDown() {
+    windingDown = true;
+  }
+
+  /** Whether it still retries (not stopped, not wound down). */
+  boolean running() {
+    return thread.isAlive();
   }
 
   /** Stops retrying and waits for the round in progress. */
@@ -68,6 +83,9 @@ final class DeadLetterRetrier {
       }
       next += everyNanos;
       round();
+      if (windingDown && retries.get() > 0) {
+        return;
+      }
     }
   }
 

@@ -4,6 +4,7 @@ import static java.util.Objects.requireNonNull;
 
 import dev.pgoutbox.relay.AggregateSequencer;
 import dev.pgoutbox.relay.OutboxMessage;
+import dev.pgoutbox.relay.PartialResults;
 import dev.pgoutbox.relay.PublishResult;
 import dev.pgoutbox.relay.Publisher;
 import java.io.PrintStream;
@@ -243,7 +244,7 @@ public final class PublisherFaults implements Publisher {
    * One batch: the real publisher's answers for what was sent, merged with the injected ones, in
    * batch order. Shows its answers so far and cancels the real publisher's stage when cancelled.
    */
-  final class Run extends CompletableFuture<List<PublishResult>> {
+  final class Run extends CompletableFuture<List<PublishResult>> implements PartialResults {
     private final List<OutboxMessage> batch;
     private final @Nullable Fate[] fates;
     private final int[][] aggregates;
@@ -284,7 +285,8 @@ public final class PublisherFaults implements Publisher {
     }
 
     /** The answers so far, in batch order, null where none arrived (see the class comment). */
-    List<@Nullable PublishResult> answeredSoFar() {
+    @Override
+    public List<@Nullable PublishResult> answeredSoFar() {
       return merge(sentSoFar());
     }
 
@@ -293,8 +295,8 @@ public final class PublisherFaults implements Publisher {
       if (future.isDone() && !future.isCompletedExceptionally()) {
         return new ArrayList<>(future.join());
       }
-      if (sent instanceof AggregateSequencer.Run run) {
-        return run.answeredSoFar();
+      if (sent instanceof PartialResults partial) {
+        return partial.answeredSoFar();
       }
       int sentCount = 0;
       for (Fate fate : fates) {

@@ -183,11 +183,11 @@ public final class ChaosCommand implements Callable<Integer> {
   @Option(
       names = "--slow-batch-every",
       paramLabel = "S",
-      defaultValue = "20",
+      defaultValue = "60",
       description =
           "With publisher faults, each relay makes a batch slower than its publishTimeout every S"
               + " seconds (0: none; default: ${DEFAULT-VALUE})")
-  int slowBatchEvery = 20;
+  int slowBatchEvery = 60;
 
   @Option(
       names = "--retry-dead-letters-every",

@@ -296,8 +296,8 @@ public final class ChaosCommand implements Callable<Integer> {
                 + " unroutable (permanent); %s%% of events refused for good and %s%% answered"
                 + " retryable with Retry-After none/500 ms/2 s; on its first attempt the event at"
                 + " every position %d mod %d answered retryable with Retry-After Long.MAX_VALUE s"
-                + " or 200 years (the relays cap hints at %d s); a batch every %d s (the first 2 s"
-                + " after a relay starts) slower than publishTimeout (%d s);"
+                + " or 200 years (the relays cap hints at %d s); a batch every %d s (the first at"
+                + " random after a relay starts) slower than publishTimeout (%d s);"
                 + " dead letters retried %s%n",
             runSeed,
             poisonEvery == 0 ? "no" : ordinal(poisonEvery),

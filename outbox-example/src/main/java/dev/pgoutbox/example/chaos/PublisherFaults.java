@@ -97,8 +97,14 @@ public final class PublisherFaults implements Publisher {
     this.slowEveryNanos = slowEvery.toNanos();
     this.nanoClock = nanoClock;
     this.log = log;
+    // The first slow batch at a random time between 2 s and slowEvery after the start: relays
+    // killed every few seconds would otherwise each begin their short life with one.
     this.nextSlowAt =
-        slowEvery.isZero() ? Long.MAX_VALUE : nanoClock.getAsLong() + FIRST_SLOW_AFTER.toNanos();
+        slowEvery.isZero()
+            ? Long.MAX_VALUE
+            : nanoClock.getAsLong()
+                + FIRST_SLOW_AFTER.toNanos()
+                + random.nextLong(Math.max(1, slowEveryNanos - FIRST_SLOW_AFTER.toNanos()));
   }
 
   /**

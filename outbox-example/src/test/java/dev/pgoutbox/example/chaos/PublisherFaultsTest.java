@@ -161,7 +161,7 @@ class PublisherFaultsTest {
     }
 
     List<PublishResult> beforeSlow = faults.publish(batch).toCompletableFuture().join();
-    now.set(Duration.ofSeconds(2).toNanos());
+    now.set(Duration.ofSeconds(10).toNanos()); // the first slow batch comes 2 to 10 s in
     CompletableFuture<List<PublishResult>> slow = faults.publish(batch).toCompletableFuture();
 
     assertThat(beforeSlow).containsOnly(PublishResult.published());
@@ -186,7 +186,7 @@ class PublisherFaultsTest {
     assertThat(log())
         .contains("kind=slow-batch events=40")
         .contains("kind=slow-batch-cancelled events=40");
-    now.set(Duration.ofSeconds(5).toNanos());
+    now.set(Duration.ofSeconds(19).toNanos());
     assertThat(faults.publish(batch).toCompletableFuture())
         .as("the next slow batch comes 10 s later")
         .isCompleted();

@@ -3,7 +3,9 @@ package dev.pgoutbox.example;
 import com.rabbitmq.client.ConnectionFactory;
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
+import dev.pgoutbox.example.chaos.PublisherFaults;
 import dev.pgoutbox.example.infra.Secrets;
+import dev.pgoutbox.relay.DeadLetterPolicy;
 import dev.pgoutbox.relay.OutboxRelay;
 import dev.pgoutbox.relay.Publisher;
 import dev.pgoutbox.relay.RelayConfig;
@@ -85,6 +87,39 @@ final class RelayCommand implements Callable<Integer> {
               + " idle for this + 10 s (default: ${DEFAULT-VALUE})")
   int publishTimeoutSeconds = 30;
 
+  @Option(
+      names = "--dead-letter-policy",
+      paramLabel = "POLICY",
+      defaultValue = "hold",
+      description =
+          "hold (a dead event holds back its aggregate) or release (the aggregate goes on without"
+              + " it); every relay of one outbox must use the same (default: ${DEFAULT-VALUE})")
+  String deadLetterPolicy = "hold";
+
+  @Option(
+      names = "--max-retry-hint",
+      paramLabel = "S",
+      defaultValue = "600",
+      description =
+          "Seconds a broker's Retry-After hint may delay an event at most; longer hints are cut"
+              + " to it (default: ${DEFAULT-VALUE})")
+  int maxRetryHintSeconds = 600;
+
+  @Option(
+      names = "--chaos-publisher-faults",
+      paramLabel = "SEED",
+      hidden = true,
+      description = "For the chaos run: inject publisher-side faults, seeded")
+  @Nullable Long chaosPublisherFaults;
+
+  @Option(
+      names = "--chaos-slow-batch-every",
+      paramLabel = "S",
+      hidden = true,
+      defaultValue = "20",
+      description = "For the chaos run: seconds between slow batches (0: none)")
+  int chaosSlowBatchEvery = 20;
+
   @Override
   public Integer call() throws InterruptedException {
     String relayName = name != null ? name : "relay-" + ProcessHandle.current().pid();
@@ -92,6 +127,8 @@ final class RelayCommand implements Callable<Integer> {
         RelayConfig.builder()
             .batchSize(batchSize)
             .publishTimeout(Duration.ofSeconds(publishTimeoutSeconds))
+            .deadLetterPolicy(policy())
+            .maxRetryHint(Duration.ofSeconds(maxRetryHintSeconds))
             .build();
     HikariConfig pool = new HikariConfig();
     pool.setJdbcUrl(jdbcUrl);
@@ -103,7 +140,14 @@ final class RelayCommand implements Callable<Integer> {
     pool.setConnectionTimeout(5_000);
     pool.setInitializationFailTimeout(-1);
     HikariDataSource dataSource = new HikariDataSource(pool);
-    Publisher publisher = publisher();
+    Publisher publisher =
+        chaosPublisherFaults == null
+            ? publisher()
+            : PublisherFaults.wrap(
+                publisher(),
+                chaosPublisherFaults,
+                relayName,
+                Duration.ofSeconds(chaosSlowBatchEvery));
     OutboxRelay relay =
         OutboxRelay.builder()
             .name(relayName)
@@ -129,6 +173,16 @@ final class RelayCommand implements Callable<Integer> {
     System.out.flush();
     stopped.await();
     return 0;
+  }
+
+  private DeadLetterPolicy policy() {
+    return switch (deadLetterPolicy) {
+      case "hold" -> DeadLetterPolicy.HOLD_AGGREGATE;
+      case "release" -> DeadLetterPolicy.RELEASE_AGGREGATE;
+      default ->
+          throw new IllegalArgumentException(
+              "--dead-letter-policy must be hold or release, was '" + deadLetterPolicy + "'");
+    };
   }
 
   private Publisher publisher() {

@@ -8,11 +8,13 @@ import dev.pgoutbox.example.infra.EmbeddedPostgresServer;
 import dev.pgoutbox.example.infra.Files2;
 import dev.pgoutbox.example.infra.TcpProxy;
 import dev.pgoutbox.example.verify.DeliveryChecker;
+import dev.pgoutbox.relay.DeadLetterPolicy;
 import java.io.PrintWriter;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.ResultSet;
+import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayDeque;
@@ -21,6 +23,7 @@ import java.util.Deque;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.Callable;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
@@ -34,8 +37,10 @@ import picocli.CommandLine.Spec;
 
 /**
  * {@code chaos}: relay processes, writers, a broker and an embedded PostgreSQL, with faults on a
- * printed schedule, and an independent checker that consumes everything from the broker. Exits 1 on
- * any loss, reordering, dead letter or accounting mismatch, 3 when the checker could not read.
+ * printed schedule, publisher-side faults inside the relays, writers contending per aggregate, dead
+ * letters retried during the run, and an independent checker that consumes everything from the
+ * broker and judges it against the order PostgreSQL committed. Exits 1 on any loss, reordering,
+ * unexplained dead letter or accounting mismatch, 3 when the checker could not read.
  */
 @Command(
     name = "chaos",
@@ -46,10 +51,14 @@ import picocli.CommandLine.Spec;
           + " (separate JVMs) publish what --writers write across --aggregates for --seconds,"
           + " while relays are killed with SIGKILL and one is frozen with SIGSTOP past its lease,"
           + " the broker goes away, PostgreSQL is killed, and the relays' network to it is cut and"
-          + " partitioned, on a schedule printed first.",
+          + " partitioned, on a schedule printed first. Inside the relays, their publishers inject"
+          + " poison events, random permanent and retryable answers, absurd Retry-After hints and"
+          + " batches slower than publishTimeout (--no-publisher-faults: none); writers contend"
+          + " for each aggregate; dead letters are retried through OutboxAdmin during the run.",
       "An independent checker consumes the broker and reports written, published, lost,"
-          + " reordered, duplicates, dead letters and the waits. Exit code 1 on any loss,"
-          + " reordering, dead letter or count mismatch; exit code 3 when the checker could not"
+          + " reordered (against the writers' commit order), duplicates, dead letters with their"
+          + " reasons, held, retried and the waits. Exit code 1 on any loss, reordering,"
+          + " unexplained dead letter or count mismatch; exit code 3 when the checker could not"
           + " read everything the broker holds (checker_error: nothing is counted as lost then).",
       "Runs on its own embedded PostgreSQL (it kills it) and, by default, an embedded Kafka."
     })
@@ -137,6 +146,68 @@ public final class ChaosCommand implements Callable<Integer> {
   int drainTimeout = 180;
 
   @Option(
+      names = "--writers-per-aggregate",
+      paramLabel = "N",
+      defaultValue = "2",
+      description =
+          "Writers that write to each aggregate at the same moment, contending for its lock"
+              + " (1 to --writers; default: ${DEFAULT-VALUE})")
+  int writersPerAggregate = 2;
+
+  @Option(
+      names = "--dead-letter-policy",
+      paramLabel = "POLICY",
+      defaultValue = "hold",
+      description =
+          "The relays' dead-letter policy, one for the whole fleet: hold or release (default:"
+              + " ${DEFAULT-VALUE})")
+  String deadLetterPolicy = "hold";
+
+  @Option(
+      names = "--no-publisher-faults",
+      description =
+          "Turns off the publisher-side faults injected inside the relays (poison events, random"
+              + " permanent and retryable answers, absurd Retry-After hints, slow batches), on by"
+              + " default")
+  boolean noPublisherFaults;
+
+  @Option(
+      names = "--poison-every",
+      paramLabel = "N",
+      defaultValue = "500",
+      description =
+          "With publisher faults, every N-th event written is of the unroutable type 'poison'"
+              + " (0: none; default: ${DEFAULT-VALUE})")
+  int poisonEvery = 500;
+
+  @Option(
+      names = "--slow-batch-every",
+      paramLabel = "S",
+      defaultValue = "60",
+      description =
+          "With publisher faults, each relay makes a batch slower than its publishTimeout every S"
+              + " seconds (0: none; default: ${DEFAULT-VALUE})")
+  int slowBatchEvery = 60;
+
+  @Option(
+      names = "--retry-dead-letters-every",
+      paramLabel = "S",
+      defaultValue = "5",
+      description =
+          "Every S seconds while the writers write, retry about half the dead letters through"
+              + " OutboxAdmin (0: never; default: ${DEFAULT-VALUE})")
+  int retryDeadLettersEvery = 5;
+
+  @Option(
+      names = "--relay-max-retry-hint",
+      paramLabel = "S",
+      defaultValue = "3",
+      description =
+          "The relays' maxRetryHint in seconds: the cap of a broker's Retry-After"
+              + " (default: ${DEFAULT-VALUE})")
+  int relayMaxRetryHint = 3;
+
+  @Option(
       names = "--seed",
       paramLabel = "N",
       description = "Seed of the fault schedule (default: random)")
@@ -172,6 +243,11 @@ public final class ChaosCommand implements Callable<Integer> {
       CheckerFeed feed = chaosBroker.consume(checker);
       resources.push(feed);
 
+      boolean faultsOn = !noPublisherFaults;
+      DeadLetterPolicy policy =
+          deadLetterPolicy.equals("release")
+              ? DeadLetterPolicy.RELEASE_AGGREGATE
+              : DeadLetterPolicy.HOLD_AGGREGATE;
       List<String> relayArguments = new ArrayList<>();
       relayArguments.addAll(
           List.of(
@@ -182,33 +258,89 @@ public final class ChaosCommand implements Callable<Integer> {
               "--schema",
               SCHEMA,
               "--publish-timeout",
-              Integer.toString(relayPublishTimeout)));
+              Integer.toString(relayPublishTimeout),
+              "--dead-letter-policy",
+              deadLetterPolicy,
+              "--max-retry-hint",
+              Integer.toString(relayMaxRetryHint)));
+      if (faultsOn) {
+        relayArguments.addAll(
+            List.of(
+                "--chaos-publisher-faults",
+                Long.toString(runSeed),
+                "--chaos-slow-batch-every",
+                Integer.toString(slowBatchEvery)));
+      }
       relayArguments.addAll(chaosBroker.relayArguments());
       RelayFleet fleet = new RelayFleet(relays, relayArguments, runDir);
       resources.push(fleet);
 
       log.printf(
           Locale.ROOT,
-          "chaos run: %d relay processes, %d writers, %d aggregates, %d s at %d events/s, broker"
-              + " %s%n  run directory %s%n",
+          "chaos run: %d relay processes (dead-letter policy %s), %d writers (%d per aggregate),"
+              + " %d aggregates, %d s at %d events/s, broker %s%n  run directory %s%n",
           relays,
+          policy,
           writers,
+          Math.min(writersPerAggregate, writers),
           aggregates,
           seconds,
           rate,
           chaosBroker.describe(),
           runDir);
       plan.print(log, chaosBroker);
+      if (faultsOn) {
+        log.printf(
+            Locale.ROOT,
+            "publisher faults (inside each relay, seed %d): every %s event of type '%s'"
+                + " unroutable (permanent); %s%% of events refused for good and %s%% answered"
+                + " retryable with Retry-After none/500 ms/2 s; on its first attempt the event at"
+                + " every position %d mod %d answered retryable with Retry-After Long.MAX_VALUE s"
+                + " or 200 years (the relays cap hints at %d s); a batch every %d s (the first at"
+                + " random after a relay starts) slower than publishTimeout (%d s);"
+                + " dead letters retried %s%n",
+            runSeed,
+            poisonEvery == 0 ? "no" : ordinal(poisonEvery),
+            PublisherFaults.POISON_EVENT_TYPE,
+            PublisherFaults.PERMANENT_PERCENT,
+            PublisherFaults.RETRYABLE_PERCENT,
+            Math.floorMod(runSeed, PublisherFaults.ABSURD_HINT_EVERY),
+            PublisherFaults.ABSURD_HINT_EVERY,
+            relayMaxRetryHint,
+            slowBatchEvery,
+            relayPublishTimeout,
+            retryDeadLettersEvery == 0
+                ? "never"
+                : "every " + retryDeadLettersEvery + " s (about half of them)");
+      } else {
+        log.println("publisher faults: none (--no-publisher-faults)");
+      }
       log.flush();
 
       fleet.startAll();
-      Writers writing = new Writers(dataSource, SCHEMA, writers, aggregates, rate, runSeed);
+      Writers writing =
+          new Writers(
+              dataSource,
+              SCHEMA,
+              writers,
+              writersPerAggregate,
+              aggregates,
+              rate,
+              runSeed,
+              faultsOn ? poisonEvery : 0);
       FaultInjector faults =
           new FaultInjector(plan, fleet, chaosBroker, postgres, relayNetwork, dataSource, log);
+      DeadLetterRetrier retrier =
+          retryDeadLettersEvery == 0
+              ? null
+              : new DeadLetterRetrier(dataSource, SCHEMA, retryDeadLettersEvery, runSeed, log);
       long started = System.nanoTime();
       long startedAtMillis = System.currentTimeMillis();
       writing.start();
       faults.start();
+      if (retrier != null) {
+        retrier.start();
+      }
       while (System.nanoTime() - started < TimeUnit.SECONDS.toNanos(seconds)) {
         LockSupport.parkNanos(TimeUnit.SECONDS.toNanos(10));
         log.printf(
@@ -221,23 +353,43 @@ public final class ChaosCommand implements Callable<Integer> {
         log.flush();
       }
       writing.stop();
+      if (retrier != null) {
+        retrier.windDown();
+      }
       faults.awaitDone();
-      Map<String, Integer> committed = writing.committed();
+      Map<String, Set<Integer>> retried = retrier == null ? Map.of() : retrier.retried();
+      // The operator may still retry during the drain (see DeadLetterRetrier.windDown).
       long drainStarted = System.nanoTime();
       long drainDeadline = drainStarted + TimeUnit.SECONDS.toNanos(drainTimeout);
-      while (System.nanoTime() < drainDeadline
-          && !feed.failed()
-          && !(checker.hasAll(committed) && TableCounts.of(dataSource).pending() == 0)) {
-        LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(100));
+      while (System.nanoTime() < drainDeadline && !feed.failed()) {
+        CommitLedger.Result now = settled(dataSource, checker, policy, retried);
+        if (now != null && (retrier == null || !retrier.running() || now.deadLetters() == 0)) {
+          break;
+        }
+        LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(500));
+        if (retrier != null) {
+          retried = retrier.retried();
+        }
+      }
+      if (retrier != null) {
+        retrier.stop();
+        retried = retrier.retried();
       }
       double drainSeconds = (System.nanoTime() - drainStarted) / 1e9;
       // Late duplicates still in flight have a moment to show up.
       LockSupport.parkNanos(TimeUnit.SECONDS.toNanos(1));
       // Whether the checker read all the broker holds: if not, what it missed is not a loss.
       String checkerError = feed.readError(CHECKER_GRACE);
-      long missing = checker.missing(committed);
+      CommitLedger.Result ledger =
+          CommitLedger.read(dataSource, SCHEMA).judge(checker, policy, retried);
+      for (String sample : ledger.unaccountedSamples()) {
+        log.println("chaos: unaccounted " + sample);
+      }
       List<String> exited = fleet.exitedOnTheirOwn();
       TableCounts table = TableCounts.of(dataSource);
+      PublisherFaultLog injected = PublisherFaultLog.read(runDir);
+      TimeoutAnswers timeoutAnswers =
+          TimeoutAnswers.of(dataSource, injected.publishedBeforeTimeout());
 
       ChaosReport report = new ChaosReport();
       report
@@ -245,19 +397,41 @@ public final class ChaosCommand implements Callable<Integer> {
           .put("broker", broker)
           .put("relays", relays)
           .put("writers", writers)
+          .put("writers_per_aggregate", Math.min(writersPerAggregate, writers))
           .put("aggregates", aggregates)
           .put("seconds", seconds)
           .put("seed", runSeed)
+          .put("dead_letter_policy", deadLetterPolicy)
+          .put("publisher_faults", faultsOn)
           .put("written", writing.written())
-          .put("written_in_db", table.rows())
+          .put("written_in_db", ledger.rows())
           .put("published", table.published())
           .put("delivered", checker.delivered())
-          .put("lost", checkerError == null ? missing : null)
-          .put("reordered", checker.reordered())
+          .put("lost", checkerError == null ? ledger.unaccounted() : null)
+          .put("unaccounted", checkerError == null ? ledger.unaccounted() : null)
+          .put("reordered", ledger.reordered())
+          .put("delivered_past_dead_letter", ledger.deliveredPastDeadLetter())
+          .put("commit_order_mismatches", ledger.commitOrderMismatches())
           .put("duplicates", checker.duplicates())
-          .put("unexpected", checker.unexpected(committed))
+          .put("unexpected", ledger.unexpected())
           .put("unreadable", checker.unreadable())
-          .put("dead_letters", table.deadLetters())
+          .put("dead_letters", ledger.deadLetters())
+          .put("dead_letters_with_reason", ledger.deadLettersWithReason())
+          .put("dead_letters_injected", ledger.deadLettersInjected())
+          .put("held_behind_dead_letters", ledger.held())
+          .put("dead_letter_retries", retrier == null ? 0 : retrier.retries())
+          .put("retried_delivered", ledger.retriedDelivered())
+          .put("retried_dead_again", ledger.retriedDeadAgain())
+          .put("poison_written", writing.poisonWritten())
+          .put("injected_poison", injected.count("poison"))
+          .put("injected_permanent", injected.count("permanent"))
+          .put("injected_retryable", injected.count("retryable"))
+          .put("injected_absurd_hints", injected.count("absurd-hint"))
+          .put("slow_batches", injected.count("slow-batch"))
+          .put("slow_batches_timed_out", injected.count("slow-batch-cancelled"))
+          .put("timeout_answers_kept", timeoutAnswers.kept())
+          .put("timeout_answers_charged", timeoutAnswers.charged())
+          .put("writer_contention", writing.contended())
           .put("wait_p50_ms", checker.waitPercentileMillis(50))
           .put("wait_p99_ms", checker.waitPercentileMillis(99))
           .put("longest_wait_ms", checker.longestWaitMillis())
@@ -281,7 +455,7 @@ public final class ChaosCommand implements Callable<Integer> {
           .put("relays_exited", exited.size())
           .put("checker_error", checkerError);
       if (checkerError != null) {
-        report.put("unconfirmed", missing);
+        report.put("unconfirmed", ledger.unaccounted());
       }
       feed.figures().forEach(report::put);
       ChaosReport.Verdict verdict = report.judge();
@@ -296,6 +470,79 @@ public final class ChaosCommand implements Callable<Integer> {
     }
   }
 
+  /**
+   * The ledger once the run has settled: every committed event delivered, dead, or (under
+   * HOLD_AGGREGATE) held behind a dead one, nothing else pending; null before, or while the
+   * database does not answer.
+   */
+  private static CommitLedger.@Nullable Result settled(
+      HikariDataSource dataSource,
+      DeliveryChecker checker,
+      DeadLetterPolicy policy,
+      Map<String, Set<Integer>> retried) {
+    try {
+      CommitLedger.Result result =
+          CommitLedger.read(dataSource, SCHEMA).judge(checker, policy, retried);
+      return result.unaccounted() == 0 && result.pendingNotHeld() == 0 ? result : null;
+    } catch (SQLException e) {
+      return null;
+    }
+  }
+
+  private static String ordinal(int n) {
+    return n
+        + (n % 100 >= 11 && n % 100 <= 13
+            ? "th"
+            : switch (n % 10) {
+              case 1 -> "st";
+              case 2 -> "nd";
+              case 3 -> "rd";
+              default -> "th";
+            });
+  }
+
+  /**
+   * The events a slow batch had published before the relay's timeout, looked up at the end: kept
+   * when processed with no attempt charged since (attempts still {@code attempt - 1}), charged when
+   * their attempts grew (a relay that threw the answers away, or a later rollback: a relay killed
+   * or cut off before its commit).
+   */
+  private record TimeoutAnswers(long kept, long charged) {
+
+    static TimeoutAnswers of(HikariDataSource dataSource, List<String> published) {
+      if (published.isEmpty()) {
+        return new TimeoutAnswers(0, 0);
+      }
+      long kept = 0;
+      long charged = 0;
+      try (Connection connection = dataSource.getConnection();
+          java.sql.PreparedStatement query =
+              connection.prepareStatement(
+                  "select processed_at is not null, attempts from "
+                      + SCHEMA
+                      + ".outbox_events where id = ?")) {
+        for (String entry : published) {
+          int colon = entry.lastIndexOf(':');
+          query.setObject(1, java.util.UUID.fromString(entry.substring(0, colon)));
+          int attempt = Integer.parseInt(entry.substring(colon + 1));
+          try (ResultSet rs = query.executeQuery()) {
+            if (!rs.next()) {
+              continue;
+            }
+            if (rs.getBoolean(1) && rs.getInt(2) == attempt - 1) {
+              kept++;
+            } else {
+              charged++;
+            }
+          }
+        }
+      } catch (SQLException | RuntimeException e) {
+        return new TimeoutAnswers(-1, -1);
+      }
+      return new TimeoutAnswers(kept, charged);
+    }
+  }
+
   private void validate() {
     requireBetween("--relays", relays, 1, 16);
     requireBetween("--writers", writers, 1, 64);
@@ -305,6 +552,16 @@ public final class ChaosCommand implements Callable<Integer> {
     requireBetween("--kill-every", killEvery, 1, 3_600);
     requireBetween("--drain-timeout", drainTimeout, 1, 86_400);
     requireBetween("--relay-publish-timeout", relayPublishTimeout, 1, 3_600);
+    requireBetween("--writers-per-aggregate", writersPerAggregate, 1, writers);
+    requireBetween("--poison-every", poisonEvery, 0, 1_000_000);
+    requireBetween("--slow-batch-every", slowBatchEvery, 0, 86_400);
+    requireBetween("--retry-dead-letters-every", retryDeadLettersEvery, 0, 86_400);
+    requireBetween("--relay-max-retry-hint", relayMaxRetryHint, 1, 3_600);
+    if (!List.of("hold", "release").contains(deadLetterPolicy)) {
+      throw new ParameterException(
+          spec.commandLine(),
+          "--dead-letter-policy must be hold or release, was '" + deadLetterPolicy + "'");
+    }
     if (!List.of("kafka", "rabbitmq", "nats").contains(broker)) {
       throw new ParameterException(
           spec.commandLine(), "--broker must be kafka, rabbitmq or nats, was '" + broker + "'");

@@ -55,17 +55,31 @@ final class ChaosReport {
 
   /**
    * Adds {@code verdict} and {@code ok} and returns the verdict. {@link Verdict#CHECKER_ERROR} when
-   * {@code checker_error} is set, whatever else; else {@link Verdict#PASSED} when nothing was lost,
-   * reordered, dead-lettered, received that no writer committed, or unreadable; the writers' count
-   * matches the table; every fault step worked; no relay exited on its own; and something was
+   * {@code checker_error} is set, whatever else; else {@link Verdict#PASSED} when nothing was lost
+   * (every committed event delivered, dead-lettered, or held behind a dead letter under {@code
+   * hold}), nothing reordered against the commit order, nothing delivered past a dead letter under
+   * {@code hold}, position order matched commit order (when known), every dead letter has its
+   * reason and came from an injected fault (no dead letter at all without publisher faults),
+   * nothing was received that no writer committed or that was unreadable, the writers' count
+   * matches the table, every fault step worked, no relay exited on its own, and something was
    * written at all.
    */
   Verdict judge() {
+    boolean faults = Boolean.TRUE.equals(fields.get("publisher_faults"));
+    boolean hold = !"release".equals(fields.get("dead_letter_policy"));
+    boolean deadLettersExplained =
+        faults
+            ? number("dead_letters_with_reason") == number("dead_letters")
+                && number("dead_letters_injected") == number("dead_letters")
+            : number("dead_letters") == 0;
     boolean ok =
         fields.get("checker_error") == null
             && number("lost") == 0
             && number("reordered") == 0
-            && number("dead_letters") == 0
+            && (!hold || number("delivered_past_dead_letter") == 0)
+            && (fields.get("commit_order_mismatches") == null
+                || number("commit_order_mismatches") == 0)
+            && deadLettersExplained
             && number("unexpected") == 0
             && number("unreadable") == 0
             && number("written_in_db") == number("written")
@@ -113,18 +127,47 @@ final class ChaosReport {
     row(out, "delivered", r.get("delivered") + " distinct events received by the checker");
     row(
         out,
+        "dead letters",
+        r.get("dead_letters")
+            + " ("
+            + r.get("dead_letters_with_reason")
+            + " with their reason, "
+            + r.get("dead_letters_injected")
+            + " from injected faults; "
+            + r.get("held_behind_dead_letters")
+            + " events held behind them, "
+            + r.get("dead_letter_policy")
+            + " policy)");
+    row(
+        out,
+        "retried",
+        r.get("dead_letter_retries")
+            + " dead letters retried through OutboxAdmin ("
+            + r.get("retried_delivered")
+            + " then delivered, "
+            + r.get("retried_dead_again")
+            + " dead again)");
+    row(
+        out,
         "lost",
         r.get("checker_error") == null
             ? r.get("lost")
             : "not known: the checker could not read everything ("
                 + r.get("unconfirmed")
                 + " events unconfirmed)");
-    row(out, "reordered", r.get("reordered"));
+    row(
+        out,
+        "reordered",
+        r.get("reordered")
+            + " against the writers' commit order ("
+            + r.get("delivered_past_dead_letter")
+            + " delivered past a dead letter; position order differed from commit order "
+            + r.get("commit_order_mismatches")
+            + " times)");
     row(
         out,
         "duplicates",
         r.get("duplicates") + " (at-least-once: consumers dedupe on the event id)");
-    row(out, "dead letters", r.get("dead_letters"));
     row(
         out,
         "wait",
@@ -159,6 +202,38 @@ final class ChaosReport {
             + r.get("network_partitions")
             + " network partitions"
             + (number("fault_failures") > 0 ? ", " + r.get("fault_failures") + " FAILED" : ""));
+    if (Boolean.TRUE.equals(r.get("publisher_faults"))) {
+      row(
+          out,
+          "publisher",
+          r.get("injected_poison")
+              + " poison refusals ("
+              + r.get("poison_written")
+              + " poison events written), "
+              + r.get("injected_permanent")
+              + " random permanent, "
+              + r.get("injected_retryable")
+              + " retryable, "
+              + r.get("injected_absurd_hints")
+              + " absurd Retry-After hints, "
+              + r.get("slow_batches")
+              + " slow batches ("
+              + r.get("slow_batches_timed_out")
+              + " timed out; of the events they had published, "
+              + r.get("timeout_answers_kept")
+              + " kept, "
+              + r.get("timeout_answers_charged")
+              + " charged)");
+    }
+    row(
+        out,
+        "writers",
+        r.get("writers")
+            + " ("
+            + r.get("writers_per_aggregate")
+            + " per aggregate; "
+            + r.get("writer_contention")
+            + " appends began while another writer was appending to the same aggregate)");
     row(
         out,
         "writer retries",
@@ -176,7 +251,7 @@ final class ChaosReport {
         checkerError != null
             ? "CHECKER ERROR: " + checkerError
             : (boolean) r.get("ok")
-                ? "PASSED: nothing lost, order per aggregate kept"
+                ? "PASSED: nothing lost, order per aggregate kept, every dead letter explained"
                 : "FAILED: see the lines above");
   }
 

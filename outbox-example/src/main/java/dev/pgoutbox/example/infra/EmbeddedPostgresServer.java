@@ -111,7 +111,9 @@ public final class EmbeddedPostgresServer implements AutoCloseable {
               // A small server: enough for the example and its relay, gentle on a laptop.
               .setServerConfig("max_connections", "100")
               .setServerConfig("shared_buffers", "64MB")
-              .setServerConfig("synchronous_commit", "on");
+              .setServerConfig("synchronous_commit", "on")
+              // The chaos checker reads the order writers committed in from commit timestamps.
+              .setServerConfig("track_commit_timestamp", "on");
       if (port != 0) {
         builder.setPort(port);
       }

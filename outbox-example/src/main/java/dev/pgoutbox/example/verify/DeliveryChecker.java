@@ -3,6 +3,7 @@ package dev.pgoutbox.example.verify;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import java.io.IOException;
+import java.util.Arrays;
 import java.util.BitSet;
 import java.util.HashMap;
 import java.util.Map;
@@ -79,6 +80,7 @@ public final class DeliveryChecker {
       return;
     }
     a.seen.set(seq);
+    a.arrived(seq);
     delivered++;
     waits.recordValue(Math.min(waitedMillis, waits.getHighestTrackableValue()));
     if (waitedMillis > longestWaitMillis) {
@@ -162,8 +164,34 @@ public final class DeliveryChecker {
     return waits.getValueAtPercentile(percentile);
   }
 
+  /** Whether {@code seq} of {@code aggregate} has arrived. */
+  public synchronized boolean isDelivered(String aggregate, int seq) {
+    Arrivals a = arrivals.get(aggregate);
+    return a != null && seq >= 0 && a.seen.get(seq);
+  }
+
+  /**
+   * Per aggregate, the seqs in the order they first arrived (duplicates left out): for a check of
+   * the order against something the checker learns only at the end, e.g. the order the writers
+   * committed (a copy).
+   */
+  public synchronized Map<String, int[]> firstDeliveryOrder() {
+    Map<String, int[]> order = new HashMap<>();
+    arrivals.forEach((aggregate, a) -> order.put(aggregate, Arrays.copyOf(a.order, a.count)));
+    return order;
+  }
+
   private static final class Arrivals {
     final BitSet seen = new BitSet();
     int highest;
+    int[] order = new int[4];
+    int count;
+
+    void arrived(int seq) {
+      if (count == order.length) {
+        order = Arrays.copyOf(order, count * 2);
+      }
+      order[count++] = seq;
+    }
   }
 }

@@ -23,10 +23,19 @@ class ChaosReportTest {
             "unexpected",
             "unreadable",
             "fault_failures",
-            "relays_exited")) {
+            "relays_exited",
+            "delivered_past_dead_letter",
+            "commit_order_mismatches",
+            "dead_letters_with_reason",
+            "dead_letters_injected")) {
       report.put(zero, 0L);
     }
-    return report.put("written", 100L).put("written_in_db", 100L).put("checker_error", null);
+    return report
+        .put("written", 100L)
+        .put("written_in_db", 100L)
+        .put("dead_letter_policy", "hold")
+        .put("publisher_faults", false)
+        .put("checker_error", null);
   }
 
   private static String json(ChaosReport report) {
@@ -63,7 +72,9 @@ class ChaosReportTest {
         "unexpected",
         "unreadable",
         "fault_failures",
-        "relays_exited"
+        "relays_exited",
+        "delivered_past_dead_letter",
+        "commit_order_mismatches"
       })
   void anyOfTheseFailsTheRun(String field) {
     ChaosReport report = clean().put(field, 1L);
@@ -120,5 +131,49 @@ class ChaosReportTest {
   void aRunThatWroteNothingFails() {
     assertThat(clean().put("written", 0L).put("written_in_db", 0L).judge())
         .isEqualTo(Verdict.FAILED);
+  }
+
+  @Test
+  void withPublisherFaultsDeadLettersFromInjectedFaultsWithTheirReasonPass() {
+    ChaosReport report =
+        clean()
+            .put("publisher_faults", true)
+            .put("dead_letters", 5L)
+            .put("dead_letters_with_reason", 5L)
+            .put("dead_letters_injected", 5L);
+
+    assertThat(report.judge()).isEqualTo(Verdict.PASSED);
+  }
+
+  @Test
+  void aDeadLetterWithoutItsReasonOrNotFromAnInjectedFaultFailsTheRun() {
+    ChaosReport noReason =
+        clean()
+            .put("publisher_faults", true)
+            .put("dead_letters", 5L)
+            .put("dead_letters_with_reason", 4L)
+            .put("dead_letters_injected", 4L);
+    ChaosReport unexplained =
+        clean()
+            .put("publisher_faults", true)
+            .put("dead_letters", 5L)
+            .put("dead_letters_with_reason", 5L)
+            .put("dead_letters_injected", 4L);
+
+    assertThat(noReason.judge()).isEqualTo(Verdict.FAILED);
+    assertThat(unexplained.judge()).isEqualTo(Verdict.FAILED);
+  }
+
+  @Test
+  void underReleaseSuccessorsOfADeadLetterMayBeDelivered() {
+    ChaosReport report =
+        clean().put("dead_letter_policy", "release").put("delivered_past_dead_letter", 3L);
+
+    assertThat(report.judge()).isEqualTo(Verdict.PASSED);
+  }
+
+  @Test
+  void anUnknownCommitOrderIsNotAFailure() {
+    assertThat(clean().put("commit_order_mismatches", null).judge()).isEqualTo(Verdict.PASSED);
   }
 }

@@ -43,7 +43,7 @@ final class DeadLetterRetrier {
 
   DeadLetterRetrier(
       DataSource dataSource, String schema, int everySeconds, long seed, PrintWriter log) {
-    this.admin = OutboxAdmin.create(dataSource, schema);
+    this.admin = OutboxAdmin.builder().dataSource(dataSource).schema(schema).build();
     this.everyNanos = TimeUnit.SECONDS.toNanos(everySeconds);
     this.random = new Random(seed ^ 0x5DEECE66DL);
     this.log = log;

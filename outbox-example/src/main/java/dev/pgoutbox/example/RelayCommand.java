@@ -120,6 +120,14 @@ final class RelayCommand implements Callable<Integer> {
       description = "For the chaos run: seconds between slow batches (0: none)")
   int chaosSlowBatchEvery = 20;
 
+  @Option(
+      names = "--chaos-slow-batches-until",
+      paramLabel = "EPOCH_MS",
+      hidden = true,
+      defaultValue = "0",
+      description = "For the chaos run: no slow batches after this wall-clock time (0: always)")
+  long chaosSlowBatchesUntil;
+
   @Override
   public Integer call() throws InterruptedException {
     String relayName = name != null ? name : "relay-" + ProcessHandle.current().pid();
@@ -147,7 +155,8 @@ final class RelayCommand implements Callable<Integer> {
                 publisher(),
                 chaosPublisherFaults,
                 relayName,
-                Duration.ofSeconds(chaosSlowBatchEvery));
+                Duration.ofSeconds(chaosSlowBatchEvery),
+                chaosSlowBatchesUntil);
     OutboxRelay relay =
         OutboxRelay.builder()
             .name(relayName)

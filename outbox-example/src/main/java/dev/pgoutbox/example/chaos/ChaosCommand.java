@@ -269,7 +269,10 @@ public final class ChaosCommand implements Callable<Integer> {
                 "--chaos-publisher-faults",
                 Long.toString(runSeed),
                 "--chaos-slow-batch-every",
-                Integer.toString(slowBatchEvery)));
+                Integer.toString(slowBatchEvery),
+                // Slow batches end with the writing (at the latest): the drain settles every event.
+                "--chaos-slow-batches-until",
+                Long.toString(System.currentTimeMillis() + seconds * 1000L)));
       }
       relayArguments.addAll(chaosBroker.relayArguments());
       RelayFleet fleet = new RelayFleet(relays, relayArguments, runDir);

@@ -76,6 +76,7 @@ public final class PublisherFaults implements Publisher {
   private final double permanentRate;
   private final double retryableRate;
   private final long slowEveryNanos;
+  private final long slowUntilNanos;
   private final LongSupplier nanoClock;
   private final PrintStream log;
   private long nextSlowAt;
@@ -87,6 +88,7 @@ public final class PublisherFaults implements Publisher {
       double permanentRate,
       double retryableRate,
       Duration slowEvery,
+      long slowUntilNanos,
       LongSupplier nanoClock,
       PrintStream log) {
     this.inner = requireNonNull(inner, "inner");
@@ -95,6 +97,7 @@ public final class PublisherFaults implements Publisher {
     this.permanentRate = permanentRate;
     this.retryableRate = retryableRate;
     this.slowEveryNanos = slowEvery.toNanos();
+    this.slowUntilNanos = slowUntilNanos;
     this.nanoClock = nanoClock;
     this.log = log;
     // The first slow batch at a random time between 2 s and slowEvery after the start: relays
@@ -112,7 +115,8 @@ public final class PublisherFaults implements Publisher {
    * process id (a restarted relay draws anew); {@code slowEvery} zero makes no slow batches. Lines
    * go to stdout.
    */
-  public static Publisher wrap(Publisher inner, long seed, String relayName, Duration slowEvery) {
+  public static Publisher wrap(
+      Publisher inner, long seed, String relayName, Duration slowEvery, long slowUntilEpochMillis) {
     long drawSeed = seed * 31 + relayName.hashCode() * 17L + ProcessHandle.current().pid();
     System.out.println(
         LOG_PREFIX + "started seed=" + seed + " relay=" + relayName + " draws_seed=" + drawSeed);
@@ -123,6 +127,10 @@ public final class PublisherFaults implements Publisher {
         PERMANENT_RATE,
         RETRYABLE_RATE,
         slowEvery,
+        slowUntilEpochMillis <= 0
+            ? Long.MAX_VALUE
+            : System.nanoTime()
+                + Duration.ofMillis(slowUntilEpochMillis - System.currentTimeMillis()).toNanos(),
         System::nanoTime,
         System.out);
   }
@@ -146,7 +154,10 @@ public final class PublisherFaults implements Publisher {
           .add(i);
     }
     long now = nanoClock.getAsLong();
-    boolean slow = now >= nextSlowAt;
+    // No slow batches once the writers stop: the drain must settle every event (delivered or
+    // dead-lettered), and a few retried events alone in small batches would otherwise be stalled
+    // again and again, their backoff outgrowing the drain.
+    boolean slow = now >= nextSlowAt && now - slowUntilNanos < 0;
     if (slow) {
       nextSlowAt = now + slowEveryNanos;
     }

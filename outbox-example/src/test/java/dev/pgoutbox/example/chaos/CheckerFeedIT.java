@@ -150,11 +150,15 @@ class CheckerFeedIT {
       try (CheckerFeed feed = broker.consume(checker);
           com.rabbitmq.client.Connection connection = factory.newConnection();
           Channel channel = connection.createChannel()) {
+        channel.confirmSelect();
         for (int seq = 1; seq <= 5; seq++) {
           channel.basicPublish(exchange, "a", null, event("a", seq));
         }
+        // Confirmed: routed to the checker's queue. Then wait for the consumer to take them all
+        // (a busy machine hands them over some milliseconds later).
+        channel.waitForConfirmsOrDie(GRACE.toMillis());
+        assertThat(CheckerFeed.await(() -> checker.delivered() == 5, GRACE)).isTrue();
         assertThat(feed.readError(GRACE)).isNull();
-        assertThat(checker.delivered()).isEqualTo(5);
 
         channel.queueDelete(((RabbitMqChaosBroker.QueueFeed) feed).queue());
 

@@ -57,6 +57,7 @@ class PublisherFaultsTest {
         permanentRate,
         retryableRate,
         slowEvery,
+        Long.MAX_VALUE,
         now::get,
         new PrintStream(log, true, StandardCharsets.UTF_8));
   }

@@ -38,6 +38,13 @@ final class BaselineCommand implements Callable<Integer> {
   boolean continuous;
 
   @Option(
+      names = "--batched-marks",
+      description =
+          "--continuous only: send a claim's per-row UPDATEs as one JDBC batch (one round trip)"
+              + " instead of one round trip each")
+  boolean batchedMarks;
+
+  @Option(
       names = "--relays",
       defaultValue = "1",
       description =
@@ -62,12 +69,17 @@ final class BaselineCommand implements Callable<Integer> {
     if (relays != 1 && !continuous) {
       throw new IllegalArgumentException("--relays needs --continuous (the ticked relay is one)");
     }
+    if (batchedMarks && !continuous) {
+      throw new IllegalArgumentException("--batched-marks needs --continuous");
+    }
     RelayOptions relayOptions = new RelayOptions();
     relayOptions.relays = relays;
     Drains.Setup setup = DrainCommand.setup(options, data, relayOptions);
     try (BenchDatabase db = BenchDatabase.open(options)) {
       Result result =
-          continuous ? continuous(db, setup) : ticked(db, setup, new Result("baseline"));
+          continuous
+              ? continuous(db, setup, batchedMarks)
+              : ticked(db, setup, new Result("baseline"));
       db.describe(result);
       result.print(System.out, options.json);
       // The continuous naive relay orders by created_at alone on several connections: it promises
@@ -77,11 +89,13 @@ final class BaselineCommand implements Callable<Integer> {
     }
   }
 
-  private static Result continuous(BenchDatabase db, Drains.Setup setup) throws Exception {
-    Drains.Outcome outcome = Drains.baseline(db, setup);
+  private static Result continuous(BenchDatabase db, Drains.Setup setup, boolean batchedMarks)
+      throws Exception {
+    Drains.Outcome outcome = Drains.baseline(db, setup, batchedMarks);
     Result result =
         new Result("baseline")
             .put("mode", "continuous")
+            .put("batched_marks", batchedMarks)
             .put("events", setup.events())
             .put("aggregates", setup.aggregates())
             .put("relays", setup.relays())

@@ -41,6 +41,14 @@ final class DrainCommand implements Callable<Integer> {
   boolean withBaseline;
 
   @Option(
+      names = "--with-batched-baseline",
+      description =
+          "Also run the naive relay with its per-row UPDATEs sent as one JDBC batch (bench"
+              + " baseline --continuous --batched-marks) on identical data:"
+              + " batched_baseline_events_per_s, ratio_to_batched_baseline")
+  boolean withBatchedBaseline;
+
+  @Option(
       names = "--with-limit",
       description =
           "Also run PostgreSQL's own loop (bench limit, --relays sessions, same --completion) on"
@@ -115,6 +123,9 @@ final class DrainCommand implements Callable<Integer> {
     if (withBaseline) {
       order.add("baseline");
     }
+    if (withBatchedBaseline) {
+      order.add("batched_baseline");
+    }
     if (withLimit) {
       order.add("limit");
     }
@@ -127,7 +138,8 @@ final class DrainCommand implements Callable<Integer> {
           switch (run) {
             case "drain" -> Drains.relays(db, setup, session.factory());
             case "ceiling" -> Drains.ceiling(db, setup);
-            case "baseline" -> Drains.baseline(db, setup);
+            case "baseline" -> Drains.baseline(db, setup, false);
+            case "batched_baseline" -> Drains.baseline(db, setup, true);
             default -> Drains.limit(db, setup, setup.relays(), Drains.LIMIT_ROWS_PER_COMMIT);
           });
     }
@@ -150,6 +162,17 @@ final class DrainCommand implements Callable<Integer> {
       Deliveries.Check check = baseline.check();
       if (check != null) {
         check.into(result, "baseline_");
+      }
+    }
+    Drains.Outcome batched = outcomes.get("batched_baseline");
+    if (batched != null) {
+      result.put("batched_baseline_events_per_s", Result.round(batched.eventsPerSecond(), 0));
+      result.put(
+          "ratio_to_batched_baseline",
+          Result.round(drain.eventsPerSecond() / batched.eventsPerSecond(), 3));
+      Deliveries.Check check = batched.check();
+      if (check != null) {
+        check.into(result, "batched_baseline_");
       }
     }
     Drains.Outcome limit = outcomes.get("limit");

@@ -19,10 +19,13 @@ import org.jooq.Condition;
 import org.jooq.Field;
 import org.jooq.Param;
 import org.jooq.Query;
+import org.jooq.Record;
 import org.jooq.Record1;
 import org.jooq.Record3;
 import org.jooq.Record4;
+import org.jooq.Select;
 import org.jooq.SelectField;
+import org.jooq.SelectSelectStep;
 import org.jooq.Table;
 import org.jooq.impl.DSL;
 
@@ -85,36 +88,16 @@ final class ClaimStatements {
     Param<Integer> batchSize = param("batchSize", Integer.class);
 
     OutboxEvents e = OUTBOX_EVENTS.as("e");
-    OutboxEvents earlier = OUTBOX_EVENTS.as("p");
-    Condition earlierPending =
-        earlier
-            .PROCESSED_AT
-            .isNull()
-            .and(earlier.AGGREGATE_TYPE.eq(e.AGGREGATE_TYPE))
-            .and(earlier.AGGREGATE_ID.eq(e.AGGREGATE_ID))
-            .and(earlier.POSITION.lt(e.POSITION));
-    if (releaseDeadAggregates) {
-      earlierPending = earlierPending.and(earlier.DEAD_AT.isNull());
-    }
     CommonTableExpression<Record3<String, String, Long>> heads =
         name("heads")
             .fields("t", "a", "p")
             .asMaterialized(
-                select(e.AGGREGATE_TYPE, e.AGGREGATE_ID, e.POSITION)
-                    .from(e)
-                    .where(e.PROCESSED_AT.isNull())
-                    .and(e.POSITION.ge(scanFrom))
-                    .and(isDue(e))
-                    // OFFSET 0 keeps the check a probe per candidate row, stopped by the LIMIT:
-                    // as a join (hash anti-join, chosen on a table never analysed) it read the
-                    // whole backlog twice for every claim.
-                    .andNotExists(
-                        selectOne().from(earlier).where(earlierPending).offset(DSL.inline(0)))
-                    .orderBy(e.POSITION)
-                    .limit(headsLimit)
-                    .forUpdate()
-                    .of(e)
-                    .skipLocked());
+                headsSearch(
+                    select(e.AGGREGATE_TYPE, e.AGGREGATE_ID, e.POSITION),
+                    e,
+                    scanFrom,
+                    headsLimit,
+                    releaseDeadAggregates));
     CommonTableExpression<Record3<String, String, Long>> owned =
         name("owned")
             .fields("t", "a", "p")
@@ -180,6 +163,74 @@ final class ClaimStatements {
             .of(c);
     return RenderedStatement.render(
         schema, claim, "scanFrom", "heads", "lockNamespace", "perAggregate", "batchSize");
+  }
+
+  /**
+   * The strict claim when every row of the batch is a head (as many aggregates pending as the batch
+   * holds): the {@code heads} and {@code owned} steps of {@link #strict} alone, returning the owned
+   * heads' columns with {@code rn} 1. Each head is locked by the search ({@code FOR UPDATE SKIP
+   * LOCKED}, which re-reads its latest version), so no run is read behind it, nothing is numbered
+   * or sorted, and no row is locked twice. Binds 1 to 3 as {@link #strict}'s.
+   */
+  static RenderedStatement strictHeadsOnly(String schema, boolean releaseDeadAggregates) {
+    Param<Long> scanFrom = param("scanFrom", Long.class);
+    Param<Integer> headsLimit = param("heads", Integer.class);
+    Param<Integer> lockNamespace = param("lockNamespace", Integer.class);
+    OutboxEvents e = OUTBOX_EVENTS.as("e");
+    CommonTableExpression<Record> heads =
+        name("heads")
+            .asMaterialized(
+                headsSearch(select(columns(e)), e, scanFrom, headsLimit, releaseDeadAggregates));
+    List<SelectField<?>> selected = new ArrayList<>(List.of(heads.fields()));
+    selected.add(DSL.inline(1).as("rn"));
+    Query claim =
+        DSL.with(heads)
+            .select(selected)
+            .from(heads)
+            .where(
+                Sql.tryLockAggregate(
+                    lockNamespace,
+                    heads.field(e.AGGREGATE_TYPE.getUnqualifiedName(), String.class),
+                    heads.field(e.AGGREGATE_ID.getUnqualifiedName(), String.class)));
+    return RenderedStatement.render(schema, claim, "scanFrom", "heads", "lockNamespace");
+  }
+
+  /**
+   * The heads search both strict claims share: pending due rows from {@code scanFrom} on, oldest
+   * first, with no earlier pending row in their aggregate, each locked {@code FOR UPDATE SKIP
+   * LOCKED}, at most {@code headsLimit}.
+   */
+  private static <R extends Record> Select<R> headsSearch(
+      SelectSelectStep<R> select,
+      OutboxEvents e,
+      Param<Long> scanFrom,
+      Param<Integer> headsLimit,
+      boolean releaseDeadAggregates) {
+    OutboxEvents earlier = OUTBOX_EVENTS.as("p");
+    Condition earlierPending =
+        earlier
+            .PROCESSED_AT
+            .isNull()
+            .and(earlier.AGGREGATE_TYPE.eq(e.AGGREGATE_TYPE))
+            .and(earlier.AGGREGATE_ID.eq(e.AGGREGATE_ID))
+            .and(earlier.POSITION.lt(e.POSITION));
+    if (releaseDeadAggregates) {
+      earlierPending = earlierPending.and(earlier.DEAD_AT.isNull());
+    }
+    return select
+        .from(e)
+        .where(e.PROCESSED_AT.isNull())
+        .and(e.POSITION.ge(scanFrom))
+        .and(isDue(e))
+        // OFFSET 0 keeps the check a probe per candidate row, stopped by the LIMIT: as a join
+        // (hash anti-join, chosen on a table never analysed) it read the whole backlog twice for
+        // every claim.
+        .andNotExists(selectOne().from(earlier).where(earlierPending).offset(DSL.inline(0)))
+        .orderBy(e.POSITION)
+        .limit(headsLimit)
+        .forUpdate()
+        .of(e)
+        .skipLocked();
   }
 
   /** The unordered claim: due rows oldest first, each locked on its own. */

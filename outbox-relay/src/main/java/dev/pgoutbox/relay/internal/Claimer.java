@@ -9,6 +9,7 @@ import java.time.OffsetDateTime;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
+import java.util.Objects;
 import java.util.UUID;
 import org.jooq.DSLContext;
 import org.jooq.exception.DataAccessException;
@@ -60,6 +61,12 @@ public final class Claimer {
   /** The claim for this ordering and policy, rendered once. */
   private final RenderedStatement statement;
 
+  /**
+   * Strict only: the claim used when a batch's worth of heads is asked for, so every row claimed is
+   * a head ({@link ClaimStatements#strictHeadsOnly}); null when unordered.
+   */
+  private final @Nullable RenderedStatement headsOnlyStatement;
+
   private int headsToClaim;
 
   /**
@@ -105,6 +112,10 @@ public final class Claimer {
         ordering == Ordering.STRICT
             ? ClaimStatements.strict(schema, releaseDeadAggregates)
             : ClaimStatements.unordered(schema);
+    this.headsOnlyStatement =
+        ordering == Ordering.STRICT
+            ? ClaimStatements.strictHeadsOnly(schema, releaseDeadAggregates)
+            : null;
   }
 
   /** A claimer for the outbox in the default schema ({@code public}). */
@@ -130,6 +141,7 @@ public final class Claimer {
     List<ClaimedRow> rows = new ArrayList<>(batchSize);
     read(
         tx,
+        statement,
         ps -> {
           ps.setLong(ClaimStatements.UNORDERED_SCAN_FROM, from);
           ps.setInt(ClaimStatements.UNORDERED_BATCH_SIZE, batchSize);
@@ -214,18 +226,24 @@ public final class Claimer {
     int perAggregate =
         Math.min(batchSize, Math.max(2, 2 * ((batchSize + expectedHeads - 1) / expectedHeads)));
     int headsLimit = limit;
+    // A batch's worth of heads fills the batch with heads alone: one row per aggregate, so no run
+    // is read behind the heads (the common case while many aggregates are pending).
+    boolean headsOnly = headsLimit >= batchSize;
 
     List<ClaimedRow> fetched = new ArrayList<>(batchSize);
     long[] firstHead = {Long.MAX_VALUE};
     int[] headsCounted = {0};
     read(
         tx,
+        headsOnly ? Objects.requireNonNull(headsOnlyStatement) : statement,
         ps -> {
           ps.setLong(ClaimStatements.STRICT_SCAN_FROM, from);
           ps.setInt(ClaimStatements.STRICT_HEADS, headsLimit);
           ps.setInt(ClaimStatements.STRICT_LOCK_NAMESPACE, lockNamespace);
-          ps.setInt(ClaimStatements.STRICT_PER_AGGREGATE, perAggregate);
-          ps.setInt(ClaimStatements.STRICT_BATCH_SIZE, batchSize);
+          if (!headsOnly) {
+            ps.setInt(ClaimStatements.STRICT_PER_AGGREGATE, perAggregate);
+            ps.setInt(ClaimStatements.STRICT_BATCH_SIZE, batchSize);
+          }
         },
         (row, rs) -> {
           fetched.add(row);
@@ -306,14 +324,14 @@ public final class Claimer {
   }
 
   /**
-   * Runs the claim on {@code tx}'s connection with the binds {@code binder} sets, and reads each
-   * row by column index ({@link ClaimStatements#ID} on) with JDBC getters: no per-value converter
-   * lookup, and payload and headers stay the text PostgreSQL sent.
+   * Runs {@code claim} on {@code tx}'s connection with the binds {@code binder} sets, and reads
+   * each row by column index ({@link ClaimStatements#ID} on) with JDBC getters: no per-value
+   * converter lookup, and payload and headers stay the text PostgreSQL sent.
    */
-  private void read(DSLContext tx, Binder binder, RowSink sink) {
+  private void read(DSLContext tx, RenderedStatement claim, Binder binder, RowSink sink) {
     tx.connection(
         connection -> {
-          try (PreparedStatement ps = connection.prepareStatement(statement.sql())) {
+          try (PreparedStatement ps = connection.prepareStatement(claim.sql())) {
             binder.bind(ps);
             try (ResultSet rs = ps.executeQuery()) {
               while (rs.next()) {

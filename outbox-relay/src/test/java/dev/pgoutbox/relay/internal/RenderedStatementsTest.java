@@ -31,10 +31,19 @@ class RenderedStatementsTest {
     String schema = "public";
     List<String> strict =
         List.of("scanFrom", "heads", "lockNamespace", "perAggregate", "batchSize");
+    List<String> headsOnly = List.of("scanFrom", "heads", "lockNamespace");
     List<String> failed = List.of("attempts", "reason", "id");
     return List.of(
         new Case("claim-strict-hold.sql", ClaimStatements.strict(schema, false), strict),
         new Case("claim-strict-release.sql", ClaimStatements.strict(schema, true), strict),
+        new Case(
+            "claim-strict-heads-only-hold.sql",
+            ClaimStatements.strictHeadsOnly(schema, false),
+            headsOnly),
+        new Case(
+            "claim-strict-heads-only-release.sql",
+            ClaimStatements.strictHeadsOnly(schema, true),
+            headsOnly),
         new Case(
             "claim-unordered.sql",
             ClaimStatements.unordered(schema),
@@ -78,6 +87,11 @@ class RenderedStatementsTest {
         assertThat(s.index("lockNamespace")).isEqualTo(ClaimStatements.STRICT_LOCK_NAMESPACE);
         assertThat(s.index("perAggregate")).isEqualTo(ClaimStatements.STRICT_PER_AGGREGATE);
         assertThat(s.index("batchSize")).isEqualTo(ClaimStatements.STRICT_BATCH_SIZE);
+      }
+      case "claim-strict-heads-only-hold.sql", "claim-strict-heads-only-release.sql" -> {
+        assertThat(s.index("scanFrom")).isEqualTo(ClaimStatements.STRICT_SCAN_FROM);
+        assertThat(s.index("heads")).isEqualTo(ClaimStatements.STRICT_HEADS);
+        assertThat(s.index("lockNamespace")).isEqualTo(ClaimStatements.STRICT_LOCK_NAMESPACE);
       }
       case "claim-unordered.sql" -> {
         assertThat(s.index("scanFrom")).isEqualTo(ClaimStatements.UNORDERED_SCAN_FROM);

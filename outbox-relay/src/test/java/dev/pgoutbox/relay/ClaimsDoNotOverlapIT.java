@@ -4,10 +4,10 @@ import static dev.pgoutbox.db.jooq.Tables.OUTBOX_EVENTS;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.pgoutbox.db.OutboxSchema;
-import dev.pgoutbox.db.testing.TestSchema;
 import dev.pgoutbox.relay.testing.EventRows;
 import dev.pgoutbox.relay.testing.RecordingPublisher;
-import dev.pgoutbox.relay.testing.SequenceChecker;
+import dev.pgoutbox.testing.DeliveryChecker;
+import dev.pgoutbox.testing.TestSchema;
 import java.sql.Connection;
 import java.util.List;
 import java.util.UUID;
@@ -259,7 +259,7 @@ class ClaimsDoNotOverlapIT {
   private static List<Integer> seqs(List<OutboxMessage> delivered, String aggregate) {
     return delivered.stream()
         .filter(m -> m.aggregateId().equals(aggregate))
-        .map(SequenceChecker::seqOf)
+        .map(m -> DeliveryChecker.seqOf(m.payload()))
         .toList();
   }
 

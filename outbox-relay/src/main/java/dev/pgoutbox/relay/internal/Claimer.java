@@ -29,7 +29,7 @@ import org.jspecify.annotations.Nullable;
  *
  * <p>Not thread-safe: one per relay loop (it adapts how many heads it asks for).
  */
-public final class Claimer {
+final class Claimer {
 
   private static final Comparator<ClaimedRow.AggregateKey> AGGREGATE_ORDER =
       Comparator.comparing(ClaimedRow.AggregateKey::id)
@@ -101,8 +101,7 @@ public final class Claimer {
    * A claimer for batches of at most {@code batchSize} events of the outbox in {@code schema}
    * (which names the relays' aggregate locks: outboxes in other schemas do not contend).
    */
-  public Claimer(
-      int batchSize, Ordering ordering, DeadLetterPolicy deadLetterPolicy, String schema) {
+  Claimer(int batchSize, Ordering ordering, DeadLetterPolicy deadLetterPolicy, String schema) {
     this.batchSize = batchSize;
     this.lockNamespace = Sql.aggregateLockNamespace(schema);
     this.ordering = ordering;
@@ -119,7 +118,7 @@ public final class Claimer {
   }
 
   /** A claimer for the outbox in the default schema ({@code public}). */
-  public Claimer(int batchSize, Ordering ordering, DeadLetterPolicy deadLetterPolicy) {
+  Claimer(int batchSize, Ordering ordering, DeadLetterPolicy deadLetterPolicy) {
     this(batchSize, ordering, deadLetterPolicy, "public");
   }
 
@@ -130,7 +129,7 @@ public final class Claimer {
    * <p>Only {@code tx}'s connection is used: the statement names the tables of the schema this
    * claimer was made for, whatever {@code tx}'s settings map them to.
    */
-  public List<ClaimedRow> claim(DSLContext tx) {
+  List<ClaimedRow> claim(DSLContext tx) {
     List<ClaimedRow> rows = ordering == Ordering.STRICT ? claimStrict(tx) : claimUnordered(tx);
     rows.sort(PUBLISH_ORDER);
     return rows;

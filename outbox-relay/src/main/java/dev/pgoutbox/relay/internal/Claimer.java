@@ -48,12 +48,14 @@ public final class Claimer {
   static final int MAX_HEADS = 1_000;
 
   /** How often a claim scans from the very first pending row instead of the low-water mark. */
-  private static final long FULL_SCAN_EVERY_NANOS = 1_000_000_000L;
+  static final long FULL_SCAN_EVERY_NANOS = 1_000_000_000L;
 
   /** How long a claim's first head must stand before the low-water mark rises to it. */
-  private static final long SETTLE_NANOS = 100_000_000L;
+  static final long SETTLE_NANOS = 100_000_000L;
 
   private final int batchSize;
+  private final long settleNanos;
+  private final long fullScanEveryNanos;
   private final Ordering ordering;
   private final boolean releaseDeadAggregates;
   private final int lockNamespace;
@@ -79,7 +81,9 @@ public final class Claimer {
    * late commit, with several writers) is still found by the next claims. Rows below it that become
    * claimable later (a backoff ends, another relay releases an aggregate, a commit later than that)
    * are found by the full scan from position 0 that runs once every {@link #FULL_SCAN_EVERY_NANOS}:
-   * they wait at most that long, and nothing is skipped for good.
+   * they wait at most that long, and nothing is skipped for good. A claim that finds nothing from
+   * the mark on looks from position 0 at once (at most once per settle time): a late commit is
+   * announced by its notification, and waiting for the next full scan would add up to a second.
    */
   private long lowWater;
 
@@ -88,6 +92,7 @@ public final class Claimer {
 
   private long risingSince = System.nanoTime();
   private long nextFullScanNanos = System.nanoTime();
+  private long lastFullScanNanos = System.nanoTime();
   private boolean fullScan;
   private int lastHeadsFound = Integer.MAX_VALUE;
 
@@ -103,7 +108,20 @@ public final class Claimer {
    */
   public Claimer(
       int batchSize, Ordering ordering, DeadLetterPolicy deadLetterPolicy, String schema) {
+    this(batchSize, ordering, deadLetterPolicy, schema, SETTLE_NANOS, FULL_SCAN_EVERY_NANOS);
+  }
+
+  /** A claimer with its own settle time and full-scan period, for tests that control both. */
+  Claimer(
+      int batchSize,
+      Ordering ordering,
+      DeadLetterPolicy deadLetterPolicy,
+      String schema,
+      long settleNanos,
+      long fullScanEveryNanos) {
     this.batchSize = batchSize;
+    this.settleNanos = settleNanos;
+    this.fullScanEveryNanos = fullScanEveryNanos;
     this.lockNamespace = Sql.aggregateLockNamespace(schema);
     this.ordering = ordering;
     this.releaseDeadAggregates = deadLetterPolicy == DeadLetterPolicy.RELEASE_AGGREGATE;
@@ -131,9 +149,22 @@ public final class Claimer {
    * claimer was made for, whatever {@code tx}'s settings map them to.
    */
   public List<ClaimedRow> claim(DSLContext tx) {
-    List<ClaimedRow> rows = ordering == Ordering.STRICT ? claimStrict(tx) : claimUnordered(tx);
+    List<ClaimedRow> rows = claimOnce(tx);
+    if (rows.isEmpty() && !fullScan && System.nanoTime() - lastFullScanNanos >= settleNanos) {
+      // Nothing from the low-water mark on, yet the relay was woken (or polled): a row below the
+      // mark may have committed late, its writer held up between its insert and its commit for
+      // longer than the settle time (a busy core, a slow trigger). Look from the start now, not at
+      // the next full scan up to a second away. An empty claim is cheap: nothing is pending but
+      // what other relays hold.
+      nextFullScanNanos = System.nanoTime();
+      rows = claimOnce(tx);
+    }
     rows.sort(PUBLISH_ORDER);
     return rows;
+  }
+
+  private List<ClaimedRow> claimOnce(DSLContext tx) {
+    return ordering == Ordering.STRICT ? claimStrict(tx) : claimUnordered(tx);
   }
 
   private List<ClaimedRow> claimUnordered(DSLContext tx) {
@@ -156,7 +187,8 @@ public final class Claimer {
     long now = System.nanoTime();
     fullScan = now - nextFullScanNanos >= 0;
     if (fullScan) {
-      nextFullScanNanos = now + FULL_SCAN_EVERY_NANOS;
+      lastFullScanNanos = now;
+      nextFullScanNanos = now + fullScanEveryNanos;
       return 0;
     }
     return lowWater;
@@ -175,7 +207,7 @@ public final class Claimer {
       return;
     }
     risingTo = Math.min(risingTo, firstFound);
-    if (now - risingSince >= SETTLE_NANOS) {
+    if (now - risingSince >= settleNanos) {
       lowWater = risingTo;
       risingTo = Long.MAX_VALUE;
       risingSince = now;

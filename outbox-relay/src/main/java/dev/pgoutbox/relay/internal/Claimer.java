@@ -53,9 +53,20 @@ public final class Claimer {
   /** How long a claim's first head must stand before the low-water mark rises to it. */
   static final long SETTLE_NANOS = 100_000_000L;
 
+  /**
+   * A full scan reads every pending row from position 0 when fewer aggregates are pending than it
+   * asks for (a head is the oldest row of its aggregate, so the search cannot stop early): its cost
+   * grows with the backlog. The next one waits at least this many times as long as the last one
+   * took, so full scans take at most about 5% of the relay's time however long the backlog. Without
+   * it, once a full scan took longer than {@link #FULL_SCAN_EVERY_NANOS} every claim was one, and a
+   * relay that fell behind fell further behind.
+   */
+  static final long FULL_SCAN_COST_FACTOR = 20;
+
   private final int batchSize;
   private final long settleNanos;
   private final long fullScanEveryNanos;
+  private final long fullScanCostFactor;
   private final Ordering ordering;
   private final boolean releaseDeadAggregates;
   private final int lockNamespace;
@@ -93,6 +104,7 @@ public final class Claimer {
   private long risingSince = System.nanoTime();
   private long nextFullScanNanos = System.nanoTime();
   private long lastFullScanNanos = System.nanoTime();
+  private long lastFullScanCostNanos;
   private boolean fullScan;
   private int lastHeadsFound = Integer.MAX_VALUE;
 
@@ -108,18 +120,27 @@ public final class Claimer {
    */
   public Claimer(
       int batchSize, Ordering ordering, DeadLetterPolicy deadLetterPolicy, String schema) {
-    this(batchSize, ordering, deadLetterPolicy, schema, SETTLE_NANOS, FULL_SCAN_EVERY_NANOS);
+    this(
+        batchSize,
+        ordering,
+        deadLetterPolicy,
+        schema,
+        SETTLE_NANOS,
+        FULL_SCAN_EVERY_NANOS,
+        FULL_SCAN_COST_FACTOR);
   }
 
-  /** A claimer with its own settle time and full-scan period, for tests that control both. */
+  /** A claimer with its own settle time and full-scan period and budget, for tests. */
   Claimer(
       int batchSize,
       Ordering ordering,
       DeadLetterPolicy deadLetterPolicy,
       String schema,
       long settleNanos,
-      long fullScanEveryNanos) {
+      long fullScanEveryNanos,
+      long fullScanCostFactor) {
     this.batchSize = batchSize;
+    this.fullScanCostFactor = fullScanCostFactor;
     this.settleNanos = settleNanos;
     this.fullScanEveryNanos = fullScanEveryNanos;
     this.lockNamespace = Sql.aggregateLockNamespace(schema);
@@ -150,7 +171,10 @@ public final class Claimer {
    */
   public List<ClaimedRow> claim(DSLContext tx) {
     List<ClaimedRow> rows = claimOnce(tx);
-    if (rows.isEmpty() && !fullScan && System.nanoTime() - lastFullScanNanos >= settleNanos) {
+    long sinceFullScan = System.nanoTime() - lastFullScanNanos;
+    if (rows.isEmpty()
+        && !fullScan
+        && sinceFullScan >= Math.max(settleNanos, fullScanCostFactor * lastFullScanCostNanos)) {
       // Nothing from the low-water mark on, yet the relay was woken (or polled): a row below the
       // mark may have committed late, its writer held up between its insert and its commit for
       // longer than the settle time (a busy core, a slow trigger). Look from the start now, not at
@@ -164,7 +188,16 @@ public final class Claimer {
   }
 
   private List<ClaimedRow> claimOnce(DSLContext tx) {
-    return ordering == Ordering.STRICT ? claimStrict(tx) : claimUnordered(tx);
+    long started = System.nanoTime();
+    List<ClaimedRow> rows = ordering == Ordering.STRICT ? claimStrict(tx) : claimUnordered(tx);
+    if (fullScan) {
+      lastFullScanCostNanos = System.nanoTime() - started;
+      long earliestNext = started + fullScanCostFactor * lastFullScanCostNanos;
+      if (earliestNext - nextFullScanNanos > 0) {
+        nextFullScanNanos = earliestNext;
+      }
+    }
+    return rows;
   }
 
   private List<ClaimedRow> claimUnordered(DSLContext tx) {

@@ -21,7 +21,7 @@ import org.junit.jupiter.params.provider.EnumSource;
  * A row that commits below the claimer's low-water mark (its writer took a low position, then was
  * held up past the settle time before committing) is claimed by the next claim that finds nothing
  * above the mark, not only by the next periodic full scan. Time is taken out of the test: the mark
- * settles at once and the periodic full scan never comes on its own.
+ * settles at once, the periodic full scan never comes on its own, and full scans have no budget.
  */
 class ClaimerLateCommitIT {
 
@@ -38,7 +38,7 @@ class ClaimerLateCommitIT {
       throws Exception {
     Claimer claimer =
         new Claimer(
-            10, ordering, DeadLetterPolicy.HOLD_AGGREGATE, db.schema(), 0, Long.MAX_VALUE / 4);
+            10, ordering, DeadLetterPolicy.HOLD_AGGREGATE, db.schema(), 0, Long.MAX_VALUE / 4, 0);
     try (Connection late = db.connect()) {
       late.setAutoCommit(false);
       UUID lateRow =

@@ -23,6 +23,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.LockSupport;
 import org.HdrHistogram.Histogram;
 import picocli.CommandLine.Command;
@@ -81,6 +82,15 @@ final class LatencyCommand implements Callable<Integer> {
   int progressSeconds;
 
   @Option(
+      names = "--warmup-seconds",
+      defaultValue = "0",
+      description =
+          "Write at --rate this long first: those events are published and checked but left out of"
+              + " every percentile, so the figures describe a relay the JIT has compiled, as a"
+              + " long-running one is (default ${DEFAULT-VALUE})")
+  int warmupSeconds;
+
+  @Option(
       names = "--poll-interval-ms",
       defaultValue = "1000",
       description = "Relay poll interval (default ${DEFAULT-VALUE})")
@@ -89,10 +99,15 @@ final class LatencyCommand implements Callable<Integer> {
   @Override
   public Integer call() throws Exception {
     int duration = seconds != null ? seconds : options.quick ? 3 : 30;
-    if (writers < 1 || rate < 1 || relays < 1 || maxDrainSeconds < 0 || progressSeconds < 0) {
+    if (writers < 1
+        || rate < 1
+        || relays < 1
+        || maxDrainSeconds < 0
+        || progressSeconds < 0
+        || warmupSeconds < 0) {
       throw new IllegalArgumentException(
-          "--writers, --rate and --relays must be at least 1, --max-drain-seconds and"
-              + " --progress-seconds at least 0");
+          "--writers, --rate and --relays must be at least 1, --max-drain-seconds,"
+              + " --progress-seconds and --warmup-seconds at least 0");
     }
     long pendingAtEnd;
     double writeSeconds;
@@ -114,10 +129,16 @@ final class LatencyCommand implements Callable<Integer> {
       Map<String, Integer> written = new ConcurrentHashMap<>();
       Histogram batchMicros = new Histogram(3_600_000_000L, 3);
       Histogram windowMicros = new Histogram(3_600_000_000L, 3);
+      LatencyBreakdown breakdown = new LatencyBreakdown();
+      // Percentiles count only what happens from here on (after --warmup-seconds of writing).
+      AtomicLong measureFrom = new AtomicLong(Long.MAX_VALUE);
       RelayListener batchTimer =
           new RelayListener() {
             @Override
             public void onBatch(BatchReport report) {
+              if (System.nanoTime() - report.duration().toNanos() < measureFrom.get()) {
+                return;
+              }
               long micros = Math.max(1, report.duration().toNanos() / 1000);
               synchronized (batchMicros) {
                 batchMicros.recordValue(micros);
@@ -125,6 +146,7 @@ final class LatencyCommand implements Callable<Integer> {
               synchronized (windowMicros) {
                 windowMicros.recordValue(micros);
               }
+              breakdown.onBatch(report.duration());
             }
           };
       try {
@@ -160,13 +182,18 @@ final class LatencyCommand implements Callable<Integer> {
         ExecutorService writerThreads = Executors.newFixedThreadPool(writers);
         List<Future<Map<String, Integer>>> futures = new ArrayList<>();
         long intervalNanos = TimeUnit.SECONDS.toNanos(1) * writers / rate;
-        long total = (long) rate * duration / writers;
+        long total = (long) rate * (duration + warmupSeconds) / writers;
         long writeStart = System.nanoTime();
+        measureFrom.set(writeStart + TimeUnit.SECONDS.toNanos(warmupSeconds));
+        // Writers that cannot keep --rate stop at the end of --seconds anyway: events_per_s then
+        // tells the rate they reached.
+        long writeDeadline = writeStart + TimeUnit.SECONDS.toNanos(duration + warmupSeconds);
         for (int w = 0; w < writers; w++) {
           int writer = w;
           futures.add(
               writerThreads.submit(
-                  () -> write(db, outbox, writer, total, intervalNanos, committedAt)));
+                  () ->
+                      write(db, outbox, writer, total, intervalNanos, writeDeadline, committedAt)));
         }
         Progress progress = new Progress(committedAt, publishedAt, windowMicros);
         for (Future<Map<String, Integer>> future : futures) {
@@ -197,7 +224,14 @@ final class LatencyCommand implements Callable<Integer> {
       }
 
       Histogram latency = new Histogram(3_600_000_000L, 3);
-      for (Map.Entry<UUID, Long> commit : committedAt.entrySet()) {
+      Map<UUID, Long> measured = new HashMap<>();
+      committedAt.forEach(
+          (id, committed) -> {
+            if (committed >= measureFrom.get()) {
+              measured.put(id, committed);
+            }
+          });
+      for (Map.Entry<UUID, Long> commit : measured.entrySet()) {
         Long published = publishedAt.get(commit.getKey());
         if (published != null) {
           // A relay can see the commit before the writer's thread records it: count that as 0.
@@ -213,6 +247,8 @@ final class LatencyCommand implements Callable<Integer> {
               .put("poll_interval_ms", pollIntervalMillis)
               .put("events", committedAt.size())
               .put("seconds", duration)
+              .put("warmup_seconds", warmupSeconds)
+              .put("measured_events", measured.size())
               // What the writers achieved: below --rate when the machine could not keep their pace.
               .put("write_seconds", Result.round(writeSeconds, 3))
               .put("events_per_s", Result.round(committedAt.size() / writeSeconds, 0))
@@ -227,6 +263,9 @@ final class LatencyCommand implements Callable<Integer> {
               .put("batches", batchMicros.getTotalCount())
               .put("batch_p50_ms", Result.round(batchMicros.getValueAtPercentile(50) / 1000.0, 3))
               .put("batch_p99_ms", Result.round(batchMicros.getValueAtPercentile(99) / 1000.0, 3));
+      if (relays == 1) {
+        breakdown.into(result, measured, publishedAt);
+      }
       // lost: events that had still not arrived waited_s after writing stopped.
       deliveries.check(written).into(result);
       db.describe(result);
@@ -242,13 +281,14 @@ final class LatencyCommand implements Callable<Integer> {
       int writer,
       long total,
       long intervalNanos,
+      long deadline,
       Map<UUID, Long> committedAt)
       throws Exception {
     Map<String, Integer> seqs = new HashMap<>();
     try (Connection connection = db.connect()) {
       connection.setAutoCommit(false);
       long start = System.nanoTime() + writer * intervalNanos / 4;
-      for (long i = 0; i < total; i++) {
+      for (long i = 0; i < total && System.nanoTime() - deadline < 0; i++) {
         long due = start + i * intervalNanos;
         long wait = due - System.nanoTime();
         if (wait > 0) {

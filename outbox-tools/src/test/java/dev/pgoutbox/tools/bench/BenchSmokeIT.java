@@ -115,7 +115,7 @@ class BenchSmokeIT {
             CHECK),
         scenario(
             "baseline --continuous --relays 2",
-            List.of("mode", "events", "aggregates", "relays", "batch"),
+            List.of("mode", "batched_marks", "events", "aggregates", "relays", "batch"),
             RUN,
             CHECK,
             remaining),

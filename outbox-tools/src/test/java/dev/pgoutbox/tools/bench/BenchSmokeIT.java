@@ -185,6 +185,8 @@ class BenchSmokeIT {
           "poll_interval_ms",
           "events",
           "seconds",
+          "warmup_seconds",
+          "measured_events",
           "write_seconds",
           "events_per_s",
           "kept_up",
@@ -196,7 +198,18 @@ class BenchSmokeIT {
           "max_ms",
           "batches",
           "batch_p50_ms",
-          "batch_p99_ms");
+          "batch_p99_ms",
+          // The breakdown of commit-to-publish time (LatencyBreakdown).
+          "breakdown_events",
+          "wait_p50_ms",
+          "wait_p99_ms",
+          "claim_p50_ms",
+          "claim_p99_ms",
+          "committed_during_batch_pct",
+          "slowest_1pct_total_ms",
+          "slowest_1pct_wait_ms",
+          "slowest_1pct_claim_ms",
+          "slowest_1pct_committed_during_batch_pct");
 
   @ParameterizedTest
   @MethodSource("scenarios")

@@ -8,6 +8,7 @@ import dev.pgoutbox.relay.Publisher;
 import dev.pgoutbox.relay.RelayListener;
 import dev.pgoutbox.relay.micrometer.MicrometerRelayMetrics;
 import io.micrometer.core.instrument.MeterRegistry;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
@@ -142,20 +143,21 @@ public final class PgOutboxAutoConfiguration {
       PgOutboxProperties.Relay relay = properties.getRelay();
       var config = relay.toRelayConfig();
       return new OutboxRelayLifecycle(
-          () -> {
+          activity -> {
             Publisher publisher = publishers.getIfAvailable();
             if (publisher == null) {
               throw new IllegalStateException(
                   PublisherConfigurations.noPublisher(properties.getPublisher().getType()));
             }
-            List<RelayListener> all = listeners.orderedStream().toList();
+            List<RelayListener> all = new ArrayList<>(listeners.orderedStream().toList());
+            all.add(activity);
             return OutboxRelay.builder()
                 .name(relay.getName())
                 .dataSource(dataSource)
                 .schema(schema.schema())
                 .publisher(publisher)
                 .config(config)
-                .listener(all.size() == 1 ? all.get(0) : RelayListener.composite(all))
+                .listener(RelayListener.composite(all))
                 .executor(executor)
                 .build();
           },

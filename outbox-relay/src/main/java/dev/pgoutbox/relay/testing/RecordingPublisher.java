@@ -117,6 +117,11 @@ public final class RecordingPublisher implements Publisher {
     return List.copyOf(delivered);
   }
 
+  /** Whether an event of aggregate {@code aggregateId} has been delivered. */
+  public boolean published(String aggregateId) {
+    return delivered.stream().anyMatch(m -> m.aggregateId().equals(aggregateId));
+  }
+
   /** The payloads of everything delivered so far, in delivery order (for a delivery checker). */
   public List<String> deliveredPayloads() {
     return delivered().stream().map(OutboxMessage::payload).toList();

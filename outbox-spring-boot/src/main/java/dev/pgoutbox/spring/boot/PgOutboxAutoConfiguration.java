@@ -7,9 +7,8 @@ import dev.pgoutbox.relay.OutboxRelay;
 import dev.pgoutbox.relay.Publisher;
 import dev.pgoutbox.relay.RelayListener;
 import dev.pgoutbox.relay.micrometer.MicrometerRelayMetrics;
-import dev.pgoutbox.relay.rabbitmq.RabbitMqPublisher;
-import dev.pgoutbox.relay.rabbitmq.RabbitMqRouting;
 import io.micrometer.core.instrument.MeterRegistry;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
@@ -25,19 +24,20 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
-import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.boot.sql.init.dependency.DependsOnDatabaseInitialization;
 import org.springframework.boot.thread.Threading;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
+import org.springframework.context.annotation.Import;
 import org.springframework.core.env.Environment;
 
 /**
  * Auto-configuration of pgoutbox on the application's {@link DataSource}: the schema migration, an
  * {@link Outbox} and a {@link SpringOutbox}, the relay ({@link OutboxRelayLifecycle}) with its
- * publisher, executor and metrics, and the health indicator. Properties: {@link
- * PgOutboxProperties}; every bean backs off when the application declares its own.
+ * publisher ({@code pgoutbox.publisher.type}), executor and metrics, and the health indicator.
+ * Properties: {@link PgOutboxProperties}; every bean backs off when the application declares its
+ * own.
  */
 @AutoConfiguration(
     afterName = {
@@ -45,10 +45,12 @@ import org.springframework.core.env.Environment;
       "org.springframework.boot.flyway.autoconfigure.FlywayAutoConfiguration",
       "org.springframework.boot.micrometer.metrics.autoconfigure.CompositeMeterRegistryAutoConfiguration",
       "org.springframework.boot.micrometer.metrics.autoconfigure.export.simple.SimpleMetricsExportAutoConfiguration",
-      "org.springframework.boot.amqp.autoconfigure.RabbitAutoConfiguration"
+      "org.springframework.boot.amqp.autoconfigure.RabbitAutoConfiguration",
+      "org.springframework.boot.kafka.autoconfigure.KafkaAutoConfiguration"
     })
 @ConditionalOnBean(DataSource.class)
 @EnableConfigurationProperties(PgOutboxProperties.class)
+@Import(PublisherConfigurations.class)
 public final class PgOutboxAutoConfiguration {
 
   /**
@@ -141,22 +143,21 @@ public final class PgOutboxAutoConfiguration {
       PgOutboxProperties.Relay relay = properties.getRelay();
       var config = relay.toRelayConfig();
       return new OutboxRelayLifecycle(
-          () -> {
+          activity -> {
             Publisher publisher = publishers.getIfAvailable();
             if (publisher == null) {
               throw new IllegalStateException(
-                  "pgoutbox: the relay is enabled (pgoutbox.relay.enabled) but there is no"
-                      + " Publisher: declare a Publisher bean, set pgoutbox.publisher.type=rabbitmq,"
-                      + " or set pgoutbox.relay.enabled=false in applications that only append");
+                  PublisherConfigurations.noPublisher(properties.getPublisher().getType()));
             }
-            List<RelayListener> all = listeners.orderedStream().toList();
+            List<RelayListener> all = new ArrayList<>(listeners.orderedStream().toList());
+            all.add(activity);
             return OutboxRelay.builder()
                 .name(relay.getName())
                 .dataSource(dataSource)
                 .schema(schema.schema())
                 .publisher(publisher)
                 .config(config)
-                .listener(all.size() == 1 ? all.get(0) : RelayListener.composite(all))
+                .listener(RelayListener.composite(all))
                 .executor(executor)
                 .build();
           },
@@ -176,38 +177,6 @@ public final class PgOutboxAutoConfiguration {
     MicrometerRelayMetrics pgoutboxRelayMetrics(
         MeterRegistry registry, PgOutboxProperties properties) {
       return new MicrometerRelayMetrics(registry, properties.getRelay().getName());
-    }
-  }
-
-  /** {@code pgoutbox.publisher.type=rabbitmq}: on the connection Boot configured. */
-  @Configuration(proxyBeanMethods = false)
-  @ConditionalOnClass(
-      name = {
-        "com.rabbitmq.client.ConnectionFactory",
-        "org.springframework.amqp.rabbit.connection.CachingConnectionFactory"
-      })
-  @ConditionalOnProperty(name = "pgoutbox.publisher.type", havingValue = "rabbitmq")
-  static class RabbitMqPublisherConfiguration {
-
-    @Bean
-    @ConditionalOnMissingBean(Publisher.class)
-    @ConditionalOnBean(org.springframework.amqp.rabbit.connection.CachingConnectionFactory.class)
-    RabbitMqPublisher pgoutboxRabbitMqPublisher(
-        org.springframework.amqp.rabbit.connection.CachingConnectionFactory connections,
-        PgOutboxProperties properties) {
-      PgOutboxProperties.RabbitMq rabbit = properties.getPublisher().getRabbitmq();
-      String exchange = rabbit.getExchange();
-      if (exchange == null) {
-        throw new IllegalStateException(
-            "pgoutbox.publisher.type=rabbitmq needs pgoutbox.publisher.rabbitmq.exchange");
-      }
-      RabbitMqRouting routing =
-          rabbit.getRoutingKey() == PgOutboxProperties.RabbitMqRoutingKey.AGGREGATE_ID
-              ? RabbitMqRouting.byAggregateId(exchange)
-              : RabbitMqRouting.byEventType(exchange);
-      return RabbitMqPublisher.builder(connections.getRabbitConnectionFactory(), routing)
-          .confirmTimeout(rabbit.getConfirmTimeout())
-          .build();
     }
   }
 

@@ -6,7 +6,16 @@ import dev.pgoutbox.relay.DeadLetterPolicy;
 import dev.pgoutbox.relay.Ordering;
 import dev.pgoutbox.relay.OutboxRelay;
 import dev.pgoutbox.relay.RelayConfig;
+import dev.pgoutbox.relay.kafka.KafkaRouting;
+import dev.pgoutbox.relay.nats.NatsRouting;
+import dev.pgoutbox.relay.webhook.WebhookPublisher;
+import dev.pgoutbox.relay.webhook.WebhookRouting;
+import java.net.URI;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
 import org.jspecify.annotations.Nullable;
 import org.springframework.boot.context.properties.ConfigurationProperties;
 
@@ -446,13 +455,15 @@ public class PgOutboxProperties {
 
   /** Publisher kinds the starter can build from properties. */
   public enum PublisherType {
-    /** Apache Kafka (not yet built by the starter: declare a Publisher bean). */
+    /**
+     * Apache Kafka, with Boot's spring.kafka.* producer settings when spring-boot-kafka is there.
+     */
     KAFKA,
     /** RabbitMQ, on the connection Boot configured from spring.rabbitmq.*. */
     RABBITMQ,
-    /** NATS JetStream (not yet built by the starter: declare a Publisher bean). */
+    /** NATS JetStream, connected from pgoutbox.publisher.nats.*. */
     NATS,
-    /** HTTP webhooks (not yet built by the starter: declare a Publisher bean). */
+    /** HTTP webhooks, posted to pgoutbox.publisher.webhook.url. */
     WEBHOOK
   }
 
@@ -462,7 +473,10 @@ public class PgOutboxProperties {
     /** The publisher to build; ignored when the application declares a Publisher bean. */
     private @Nullable PublisherType type;
 
+    private final Kafka kafka = new Kafka();
     private final RabbitMq rabbitmq = new RabbitMq();
+    private final Nats nats = new Nats();
+    private final Webhook webhook = new Webhook();
 
     /** The publisher type. */
     public @Nullable PublisherType getType() {
@@ -474,9 +488,107 @@ public class PgOutboxProperties {
       this.type = type;
     }
 
+    /** {@code pgoutbox.publisher.kafka.*}. */
+    public Kafka getKafka() {
+      return kafka;
+    }
+
     /** {@code pgoutbox.publisher.rabbitmq.*}. */
     public RabbitMq getRabbitmq() {
       return rabbitmq;
+    }
+
+    /** {@code pgoutbox.publisher.nats.*}. */
+    public Nats getNats() {
+      return nats;
+    }
+
+    /** {@code pgoutbox.publisher.webhook.*}. */
+    public Webhook getWebhook() {
+      return webhook;
+    }
+  }
+
+  /**
+   * {@code pgoutbox.publisher.kafka.*}: the producer starts from Boot's own producer settings
+   * (spring.kafka.*, connection details, SSL bundle) when spring-boot-kafka is present; these
+   * settings come on top.
+   */
+  public static class Kafka {
+
+    /**
+     * Brokers to connect to; overrides spring.kafka.bootstrap-servers, required without
+     * spring-boot-kafka.
+     */
+    private List<String> bootstrapServers = new ArrayList<>();
+
+    /** Every event to this one topic (unset: one topic per aggregate type, see topic-prefix). */
+    private @Nullable String topic;
+
+    /** Prefix of the per-aggregate-type topic: "outbox." sends order events to "outbox.order". */
+    private String topicPrefix = "";
+
+    /** How long a record may take to be acknowledged, retries included (at least 1s). */
+    private Duration deliveryTimeout = Duration.ofSeconds(30);
+
+    /** Further producer properties (security, compression...), over Boot's. */
+    private Map<String, String> properties = new LinkedHashMap<>();
+
+    /** The bootstrap servers. */
+    public List<String> getBootstrapServers() {
+      return bootstrapServers;
+    }
+
+    /** Sets the bootstrap servers. */
+    public void setBootstrapServers(List<String> bootstrapServers) {
+      this.bootstrapServers = bootstrapServers;
+    }
+
+    /** The fixed topic. */
+    public @Nullable String getTopic() {
+      return topic;
+    }
+
+    /** Sets the fixed topic. */
+    public void setTopic(@Nullable String topic) {
+      if (topic != null) {
+        KafkaRouting.fixed(topic);
+      }
+      this.topic = topic;
+    }
+
+    /** The topic prefix. */
+    public String getTopicPrefix() {
+      return topicPrefix;
+    }
+
+    /** Sets the topic prefix. */
+    public void setTopicPrefix(String topicPrefix) {
+      this.topicPrefix = topicPrefix;
+    }
+
+    /** The delivery timeout. */
+    public Duration getDeliveryTimeout() {
+      return deliveryTimeout;
+    }
+
+    /** Sets the delivery timeout (at least 1s). */
+    public void setDeliveryTimeout(Duration deliveryTimeout) {
+      if (deliveryTimeout == null || deliveryTimeout.compareTo(Duration.ofSeconds(1)) < 0) {
+        throw new IllegalArgumentException(
+            "deliveryTimeout must be at least 1s, was " + deliveryTimeout);
+      }
+      this.deliveryTimeout = deliveryTimeout;
+    }
+
+    /** The extra producer properties. */
+    public Map<String, String> getProperties() {
+      return properties;
+    }
+
+    /** Sets the extra producer properties. */
+    public void setProperties(Map<String, String> properties) {
+      this.properties = properties;
     }
   }
 
@@ -528,6 +640,175 @@ public class PgOutboxProperties {
     /** Sets the confirm timeout. */
     public void setConfirmTimeout(Duration confirmTimeout) {
       this.confirmTimeout = confirmTimeout;
+    }
+  }
+
+  /**
+   * {@code pgoutbox.publisher.nats.*}: the relay's own NATS connection (reconnecting forever) and
+   * the subjects events go to; a JetStream stream must capture them.
+   */
+  public static class Nats {
+
+    /** NATS server URLs. */
+    private List<String> servers = new ArrayList<>(List.of("nats://localhost:4222"));
+
+    /** Subjects are {@code <prefix>.<aggregate_type>.<event_type>}. */
+    private String subjectPrefix = "outbox";
+
+    /** How long to wait for JetStream's ack of one message (1ms to 10m). */
+    private Duration ackTimeout = Duration.ofSeconds(10);
+
+    /** How long to wait for a connection to a server. */
+    private Duration connectionTimeout = Duration.ofSeconds(2);
+
+    /** User name (with password). */
+    private @Nullable String username;
+
+    /** Password (with username). */
+    private @Nullable String password;
+
+    /** Authentication token. */
+    private @Nullable String token;
+
+    /** The servers. */
+    public List<String> getServers() {
+      return servers;
+    }
+
+    /** Sets the servers. */
+    public void setServers(List<String> servers) {
+      this.servers = servers;
+    }
+
+    /** The subject prefix. */
+    public String getSubjectPrefix() {
+      return subjectPrefix;
+    }
+
+    /** Sets the subject prefix (a subject without whitespace or wildcards). */
+    public void setSubjectPrefix(String subjectPrefix) {
+      NatsRouting.byTypes(subjectPrefix);
+      this.subjectPrefix = subjectPrefix;
+    }
+
+    /** The ack timeout. */
+    public Duration getAckTimeout() {
+      return ackTimeout;
+    }
+
+    /** Sets the ack timeout (1ms to 10m). */
+    public void setAckTimeout(Duration ackTimeout) {
+      if (ackTimeout == null
+          || ackTimeout.toMillis() < 1
+          || ackTimeout.compareTo(Duration.ofMinutes(10)) > 0) {
+        throw new IllegalArgumentException(
+            "ackTimeout must be between 1ms and 10 minutes, was " + ackTimeout);
+      }
+      this.ackTimeout = ackTimeout;
+    }
+
+    /** The connection timeout. */
+    public Duration getConnectionTimeout() {
+      return connectionTimeout;
+    }
+
+    /** Sets the connection timeout. */
+    public void setConnectionTimeout(Duration connectionTimeout) {
+      this.connectionTimeout = connectionTimeout;
+    }
+
+    /** The user name. */
+    public @Nullable String getUsername() {
+      return username;
+    }
+
+    /** Sets the user name. */
+    public void setUsername(@Nullable String username) {
+      this.username = username;
+    }
+
+    /** The password. */
+    public @Nullable String getPassword() {
+      return password;
+    }
+
+    /** Sets the password. */
+    public void setPassword(@Nullable String password) {
+      this.password = password;
+    }
+
+    /** The token. */
+    public @Nullable String getToken() {
+      return token;
+    }
+
+    /** Sets the token. */
+    public void setToken(@Nullable String token) {
+      this.token = token;
+    }
+  }
+
+  /** {@code pgoutbox.publisher.webhook.*}: every event POSTed to one URL. */
+  public static class Webhook {
+
+    /** The absolute http(s) URL every event is POSTed to (required with type=webhook). */
+    private @Nullable URI url;
+
+    /** How long one request may take, connection included. */
+    private Duration requestTimeout = Duration.ofSeconds(10);
+
+    /** Requests of one batch in flight at once, each on a different aggregate (1 to 1024). */
+    private int maxConcurrency = 16;
+
+    /** Secret that signs each body (HMAC-SHA256, X-Pgoutbox-Signature); unset: unsigned. */
+    private @Nullable String signingSecret;
+
+    /** The URL. */
+    public @Nullable URI getUrl() {
+      return url;
+    }
+
+    /** Sets the URL (an absolute http or https URL). */
+    public void setUrl(@Nullable URI url) {
+      if (url != null) {
+        WebhookRouting.fixed(url);
+      }
+      this.url = url;
+    }
+
+    /** The request timeout. */
+    public Duration getRequestTimeout() {
+      return requestTimeout;
+    }
+
+    /** Sets the request timeout (positive). */
+    public void setRequestTimeout(Duration requestTimeout) {
+      WebhookPublisher.builder(URI.create("http://localhost/")).requestTimeout(requestTimeout);
+      this.requestTimeout = requestTimeout;
+    }
+
+    /** The most requests in flight. */
+    public int getMaxConcurrency() {
+      return maxConcurrency;
+    }
+
+    /** Sets the most requests in flight (1 to 1024). */
+    public void setMaxConcurrency(int maxConcurrency) {
+      WebhookPublisher.builder(URI.create("http://localhost/")).maxConcurrency(maxConcurrency);
+      this.maxConcurrency = maxConcurrency;
+    }
+
+    /** The signing secret. */
+    public @Nullable String getSigningSecret() {
+      return signingSecret;
+    }
+
+    /** Sets the signing secret (not empty). */
+    public void setSigningSecret(@Nullable String signingSecret) {
+      if (signingSecret != null && signingSecret.isEmpty()) {
+        throw new IllegalArgumentException("signingSecret must not be empty");
+      }
+      this.signingSecret = signingSecret;
     }
   }
 

@@ -149,6 +149,22 @@ public final class KafkaPublisher implements Publisher {
     return sequencer.publish(batch, m -> send(m, stopBatch));
   }
 
+  /** {@code kafka}. */
+  @Override
+  public String messagingSystem() {
+    return "kafka";
+  }
+
+  /** The event's topic, or null when the routing throws. */
+  @Override
+  public @Nullable String destination(OutboxMessage message) {
+    try {
+      return routing.topic(message);
+    } catch (RuntimeException e) {
+      return null;
+    }
+  }
+
   /** Sends one event, on the sender thread; {@code stopBatch} ends the batch after an outage. */
   private CompletableFuture<PublishResult> send(
       OutboxMessage m, AtomicReference<@Nullable String> stopBatch) {

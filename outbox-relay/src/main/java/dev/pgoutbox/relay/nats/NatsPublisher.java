@@ -149,6 +149,22 @@ public final class NatsPublisher implements Publisher {
     return sequencer.publish(batch, m -> send(js, m, state));
   }
 
+  /** {@code nats}. */
+  @Override
+  public String messagingSystem() {
+    return "nats";
+  }
+
+  /** The event's subject, or null when the routing throws. */
+  @Override
+  public @Nullable String destination(OutboxMessage message) {
+    try {
+      return routing.subject(message);
+    } catch (RuntimeException e) {
+      return null;
+    }
+  }
+
   /** What one batch shares: the connection, counters for the suspect check, the stop reason. */
   private static final class BatchState {
     final @Nullable Connection connection;

@@ -159,6 +159,26 @@ public final class RabbitMqPublisher implements Publisher {
     return sequencer.publish(batch, m -> send(m, down));
   }
 
+  /** {@code rabbitmq}. */
+  @Override
+  public String messagingSystem() {
+    return "rabbitmq";
+  }
+
+  /**
+   * The event's exchange ({@code amq.default} for the default exchange), or null when the routing
+   * throws.
+   */
+  @Override
+  public @Nullable String destination(OutboxMessage message) {
+    try {
+      String exchange = routing.route(message).exchange();
+      return exchange.isEmpty() ? "amq.default" : exchange;
+    } catch (RuntimeException e) {
+      return null;
+    }
+  }
+
   /** Sends one event, on the sender thread; {@code down} stops the batch after an outage. */
   private CompletableFuture<PublishResult> send(
       OutboxMessage m, AtomicReference<@Nullable String> down) {

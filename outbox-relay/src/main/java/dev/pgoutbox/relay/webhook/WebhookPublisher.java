@@ -139,6 +139,28 @@ public final class WebhookPublisher implements Publisher {
     return sequencer.publish(batch, this::send);
   }
 
+  /** {@code webhook}. */
+  @Override
+  public String messagingSystem() {
+    return "webhook";
+  }
+
+  /**
+   * The URL's host, port and path (no query or user info, which may hold credentials), or null when
+   * the routing throws.
+   */
+  @Override
+  public @Nullable String destination(OutboxMessage message) {
+    try {
+      URI uri = routing.uri(message);
+      return uri.getHost()
+          + (uri.getPort() < 0 ? "" : ":" + uri.getPort())
+          + (uri.getRawPath() == null ? "" : uri.getRawPath());
+    } catch (RuntimeException e) {
+      return null;
+    }
+  }
+
   /** Closes the {@code HttpClient} if this publisher created it. */
   @Override
   public void close() {

@@ -2,9 +2,11 @@ package dev.pgoutbox.relay.webhook;
 
 import static java.util.Objects.requireNonNull;
 
+import dev.pgoutbox.core.consumer.WebhookCloudEvents;
 import dev.pgoutbox.core.consumer.WebhookEventIds;
 import dev.pgoutbox.core.consumer.WebhookSignature;
 import dev.pgoutbox.relay.AggregateSequencer;
+import dev.pgoutbox.relay.CloudEvents;
 import dev.pgoutbox.relay.OutboxMessage;
 import dev.pgoutbox.relay.PublishResult;
 import dev.pgoutbox.relay.Publisher;
@@ -14,6 +16,7 @@ import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.net.http.HttpTimeoutException;
+import java.nio.charset.StandardCharsets;
 import java.time.Clock;
 import java.time.DateTimeException;
 import java.time.Duration;
@@ -96,6 +99,7 @@ public final class WebhookPublisher implements Publisher {
   private final Duration requestTimeout;
   private final int maxConcurrency;
   private final byte @Nullable [] signingSecret;
+  private final @Nullable CloudEvents cloudEvents;
   private final Clock clock;
   private final AggregateSequencer sequencer;
 
@@ -104,6 +108,7 @@ public final class WebhookPublisher implements Publisher {
     this.requestTimeout = b.requestTimeout;
     this.maxConcurrency = b.maxConcurrency;
     this.signingSecret = b.signingSecret;
+    this.cloudEvents = b.cloudEvents;
     this.clock = b.clock;
     this.sequencer = AggregateSequencer.builder().maxInFlight(maxConcurrency).build();
     HttpClient given = b.httpClient;
@@ -210,7 +215,10 @@ public final class WebhookPublisher implements Publisher {
 
   private HttpRequest request(OutboxMessage m) {
     URI uri = requireNonNull(routing.uri(m), "routing returned null");
-    byte[] body = m.payloadBytes();
+    CloudEvents ce = cloudEvents;
+    boolean structured = ce != null && ce.isStructured();
+    byte[] body =
+        structured ? ce.structuredBody(m).getBytes(StandardCharsets.UTF_8) : m.payloadBytes();
     HttpRequest.Builder r =
         HttpRequest.newBuilder(uri)
             .timeout(requestTimeout)
@@ -218,11 +226,19 @@ public final class WebhookPublisher implements Publisher {
     for (Map.Entry<String, String> h : m.headers().entrySet()) {
       r.setHeader(h.getKey(), h.getValue());
     }
-    r.setHeader("Content-Type", "application/json")
+    r.setHeader(
+            "Content-Type",
+            structured
+                ? CloudEvents.STRUCTURED_CONTENT_TYPE + "; charset=UTF-8"
+                : "application/json")
         .setHeader(WebhookEventIds.HEADER, m.id().toString())
         .setHeader(EVENT_TYPE_HEADER, m.eventType())
         .setHeader(AGGREGATE_TYPE_HEADER, m.aggregateType())
         .setHeader(AGGREGATE_ID_HEADER, m.aggregateId());
+    if (ce != null && !structured) {
+      ce.attributes(m)
+          .forEach((name, value) -> r.setHeader(WebhookCloudEvents.PREFIX + name, value));
+    }
     byte[] secret = signingSecret;
     if (secret != null) {
       r.setHeader(WebhookSignature.HEADER, WebhookSignature.sign(secret, body));
@@ -300,6 +316,7 @@ public final class WebhookPublisher implements Publisher {
     private Duration requestTimeout = DEFAULT_REQUEST_TIMEOUT;
     private int maxConcurrency = DEFAULT_MAX_CONCURRENCY;
     private byte @Nullable [] signingSecret;
+    private @Nullable CloudEvents cloudEvents;
     private Clock clock = Clock.systemUTC();
 
     private Builder(WebhookRouting routing) {
@@ -351,6 +368,18 @@ public final class WebhookPublisher implements Publisher {
         throw new IllegalArgumentException("signingSecret must not be empty");
       }
       this.signingSecret = secret.clone();
+      return this;
+    }
+
+    /**
+     * Sends each event as a CloudEvent (see {@link CloudEvents}): in binary mode, headers {@code
+     * ce-id}, {@code ce-source}, {@code ce-specversion}, {@code ce-type}, {@code ce-subject},
+     * {@code ce-time} with the payload as the body; in structured mode, the whole event as the JSON
+     * body with {@code Content-Type: application/cloudevents+json}. Read back with {@link
+     * WebhookCloudEvents}. Default: none.
+     */
+    public Builder cloudEvents(CloudEvents cloudEvents) {
+      this.cloudEvents = requireNonNull(cloudEvents, "cloudEvents");
       return this;
     }
 

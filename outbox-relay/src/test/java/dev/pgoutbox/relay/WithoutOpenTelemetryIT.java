@@ -5,7 +5,11 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.pgoutbox.core.Outbox;
 import dev.pgoutbox.core.OutboxEvent;
+import dev.pgoutbox.core.consumer.StandardWebhooks;
+import dev.pgoutbox.core.consumer.WebhookCloudEvents;
+import dev.pgoutbox.core.consumer.WebhookEventIds;
 import dev.pgoutbox.db.testing.TestSchema;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.Collections;
 import java.util.List;
@@ -73,5 +77,26 @@ class WithoutOpenTelemetryIT {
     assertThat(published).extracting(OutboxMessage::id).containsExactly(id);
     // No span was current and no tracing is set: the headers are exactly the event's own.
     assertThat(published.get(0).headers()).isEqualTo(Map.of("correlation-id", "c-1"));
+  }
+
+  @Test
+  void webhookReceiverHelpersNeedNoOpenTelemetry() {
+    byte[] body = "{\"id\":42}".getBytes(StandardCharsets.UTF_8);
+    String id = UUID.randomUUID().toString();
+    String secret = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw";
+    long now = System.currentTimeMillis() / 1000;
+    Map<String, List<String>> headers =
+        Map.of(
+            "Idempotency-Key", List.of(id),
+            "webhook-id", List.of(id),
+            "webhook-timestamp", List.of(Long.toString(now)),
+            "webhook-signature", List.of(StandardWebhooks.sign(secret, id, now, body)),
+            "ce-specversion", List.of("1.0"),
+            "ce-id", List.of(id),
+            "ce-source", List.of("/orders"),
+            "ce-type", List.of("order.created"));
+    StandardWebhooks.verifier(List.of(secret)).verify(headers, body);
+    assertThat(WebhookEventIds.eventId(headers)).hasToString(id);
+    assertThat(WebhookCloudEvents.read(headers, body).eventId()).hasToString(id);
   }
 }

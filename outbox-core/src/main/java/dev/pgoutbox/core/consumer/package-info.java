@@ -7,10 +7,13 @@
  * dev.pgoutbox.core.consumer.KafkaTraceContext}, {@link
  * dev.pgoutbox.core.consumer.RabbitMqTraceContext}, {@link
  * dev.pgoutbox.core.consumer.NatsTraceContext}, {@link
- * dev.pgoutbox.core.consumer.WebhookTraceContext}), and checking a webhook's signature ({@link
- * dev.pgoutbox.core.consumer.WebhookSignature}). The broker clients and OpenTelemetry are optional
- * dependencies of this module: a consumer declares the ones it already uses; the webhook id and
- * signature helpers need none.
+ * dev.pgoutbox.core.consumer.WebhookTraceContext}), reading the CloudEvents envelope ({@link
+ * dev.pgoutbox.core.consumer.CloudEvent} through {@code KafkaCloudEvents}, {@code
+ * RabbitMqCloudEvents}, {@code NatsCloudEvents}, {@code WebhookCloudEvents}), and checking a
+ * webhook's signature ({@link dev.pgoutbox.core.consumer.WebhookSignature}, {@link
+ * dev.pgoutbox.core.consumer.StandardWebhooks}). The broker clients and OpenTelemetry are optional
+ * dependencies of this module: a consumer declares the ones it already uses; the webhook id,
+ * signature and CloudEvents helpers need none.
  */
 @NullMarked
 package dev.pgoutbox.core.consumer;

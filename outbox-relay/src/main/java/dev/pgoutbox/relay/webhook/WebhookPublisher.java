@@ -2,6 +2,7 @@ package dev.pgoutbox.relay.webhook;
 
 import static java.util.Objects.requireNonNull;
 
+import dev.pgoutbox.core.consumer.StandardWebhooks;
 import dev.pgoutbox.core.consumer.WebhookCloudEvents;
 import dev.pgoutbox.core.consumer.WebhookEventIds;
 import dev.pgoutbox.core.consumer.WebhookSignature;
@@ -99,6 +100,7 @@ public final class WebhookPublisher implements Publisher {
   private final Duration requestTimeout;
   private final int maxConcurrency;
   private final byte @Nullable [] signingSecret;
+  private final StandardWebhooks.@Nullable Signer standardWebhooks;
   private final @Nullable CloudEvents cloudEvents;
   private final Clock clock;
   private final AggregateSequencer sequencer;
@@ -108,6 +110,7 @@ public final class WebhookPublisher implements Publisher {
     this.requestTimeout = b.requestTimeout;
     this.maxConcurrency = b.maxConcurrency;
     this.signingSecret = b.signingSecret;
+    this.standardWebhooks = b.standardWebhooks;
     this.cloudEvents = b.cloudEvents;
     this.clock = b.clock;
     this.sequencer = AggregateSequencer.builder().maxInFlight(maxConcurrency).build();
@@ -243,6 +246,15 @@ public final class WebhookPublisher implements Publisher {
     if (secret != null) {
       r.setHeader(WebhookSignature.HEADER, WebhookSignature.sign(secret, body));
     }
+    StandardWebhooks.Signer signer = standardWebhooks;
+    if (signer != null) {
+      // Signed at each attempt: the receiver refuses a timestamp outside its tolerance (replays).
+      String id = m.id().toString();
+      long timestamp = clock.instant().getEpochSecond();
+      r.setHeader(StandardWebhooks.ID_HEADER, id)
+          .setHeader(StandardWebhooks.TIMESTAMP_HEADER, Long.toString(timestamp))
+          .setHeader(StandardWebhooks.SIGNATURE_HEADER, signer.sign(id, timestamp, body));
+    }
     return r.build();
   }
 
@@ -316,6 +328,7 @@ public final class WebhookPublisher implements Publisher {
     private Duration requestTimeout = DEFAULT_REQUEST_TIMEOUT;
     private int maxConcurrency = DEFAULT_MAX_CONCURRENCY;
     private byte @Nullable [] signingSecret;
+    private StandardWebhooks.@Nullable Signer standardWebhooks;
     private @Nullable CloudEvents cloudEvents;
     private Clock clock = Clock.systemUTC();
 
@@ -372,6 +385,21 @@ public final class WebhookPublisher implements Publisher {
     }
 
     /**
+     * Signs every request as Standard Webhooks says, with {@code secret} ({@code whsec_} followed
+     * by the base64 of a 24 to 64 byte key): headers {@value StandardWebhooks#ID_HEADER} (the event
+     * id), {@value StandardWebhooks#TIMESTAMP_HEADER} (when this attempt was signed) and {@value
+     * StandardWebhooks#SIGNATURE_HEADER} ({@code v1,<base64 HMAC-SHA256>}); receivers check them
+     * with {@link StandardWebhooks#verifier}. May be used with or instead of {@link
+     * #signingSecret(byte[])}.
+     *
+     * @throws IllegalArgumentException if the secret is not base64 of 24 to 64 bytes
+     */
+    public Builder standardWebhooksSecret(String secret) {
+      this.standardWebhooks = StandardWebhooks.signer(secret);
+      return this;
+    }
+
+    /**
      * Sends each event as a CloudEvent (see {@link CloudEvents}): in binary mode, headers {@code
      * ce-id}, {@code ce-source}, {@code ce-specversion}, {@code ce-type}, {@code ce-subject},
      * {@code ce-time} with the payload as the body; in structured mode, the whole event as the JSON
@@ -383,7 +411,10 @@ public final class WebhookPublisher implements Publisher {
       return this;
     }
 
-    /** The clock that turns an HTTP-date {@code Retry-After} into a delay. Default UTC. */
+    /**
+     * The clock that turns an HTTP-date {@code Retry-After} into a delay and stamps Standard
+     * Webhooks signatures. Default UTC.
+     */
     public Builder clock(Clock clock) {
       this.clock = requireNonNull(clock, "clock");
       return this;

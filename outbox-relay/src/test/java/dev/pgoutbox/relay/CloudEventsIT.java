@@ -28,6 +28,8 @@ import dev.pgoutbox.relay.nats.NatsRouting;
 import dev.pgoutbox.relay.rabbitmq.RabbitMqPublisher;
 import dev.pgoutbox.relay.rabbitmq.RabbitMqRouting;
 import dev.pgoutbox.relay.webhook.WebhookPublisher;
+import io.cloudevents.http.HttpMessageFactory;
+import io.cloudevents.kafka.KafkaMessageFactory;
 import io.nats.client.JetStreamSubscription;
 import io.nats.client.Message;
 import io.nats.client.Nats;
@@ -56,7 +58,10 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * The CloudEvents envelope on each real broker, from the real outbox table through a real relay:
- * the attributes arrive under the names of each protocol binding and read back as the event.
+ * the attributes arrive under the names of each protocol binding and read back as the event, with
+ * pgoutbox's readers and, for Kafka and HTTP, with the CloudEvents Java SDK's own readers. (The
+ * SDK's AMQP binding is for AMQP 1.0 (Proton) messages and it has no NATS binding, so RabbitMQ and
+ * NATS are checked by header name against the bindings.)
  */
 @SuppressWarnings("try") // io.nats.client.Connection.close() may throw InterruptedException.
 class CloudEventsIT {
@@ -113,6 +118,7 @@ class CloudEventsIT {
       assertThat(text(record, "ce_specversion")).isEqualTo("1.0");
       assertThat(text(record, "content-type")).isEqualTo("application/json");
       assertEvent(KafkaCloudEvents.read(record), event, "application/json");
+      assertSdkReads(KafkaMessageFactory.createReader(record).toEvent(), event);
     }
   }
 
@@ -196,6 +202,9 @@ class CloudEventsIT {
       assertThat(JSON.readTree(request.body())).isEqualTo(JSON.readTree(PAYLOAD));
       assertEvent(
           WebhookCloudEvents.read(request.headers(), request.body()), event, "application/json");
+      assertSdkReads(
+          HttpMessageFactory.createReaderFromMultimap(request.headers(), request.body()).toEvent(),
+          event);
     } finally {
       server.stop(0);
     }
@@ -218,6 +227,9 @@ class CloudEventsIT {
       assertThat(body.get("data")).isEqualTo(JSON.readTree(PAYLOAD));
       assertEvent(
           WebhookCloudEvents.read(request.headers(), request.body()), event, "application/json");
+      assertSdkReads(
+          HttpMessageFactory.createReaderFromMultimap(request.headers(), request.body()).toEvent(),
+          event);
     } finally {
       server.stop(0);
     }
@@ -266,6 +278,22 @@ class CloudEventsIT {
     assertThat(ce.dataContentType()).startsWith(contentType);
     try {
       assertThat(JSON.readTree(ce.data())).isEqualTo(JSON.readTree(PAYLOAD));
+    } catch (Exception e) {
+      throw new AssertionError(e);
+    }
+  }
+
+  /** The CloudEvents SDK's own reader (not pgoutbox code) parsed the event. */
+  private static void assertSdkReads(io.cloudevents.CloudEvent ce, OutboxMessage event) {
+    assertThat(ce.getSpecVersion().toString()).isEqualTo("1.0");
+    assertThat(ce.getId()).isEqualTo(event.id().toString());
+    assertThat(ce.getSource()).isEqualTo(URI.create(SOURCE));
+    assertThat(ce.getType()).isEqualTo(event.eventType());
+    assertThat(ce.getSubject()).isEqualTo(event.aggregateId());
+    assertThat(ce.getTime()).isBetween(OffsetDateTime.now().minusMinutes(5), OffsetDateTime.now());
+    assertThat(ce.getDataContentType()).startsWith("application/json");
+    try {
+      assertThat(JSON.readTree(ce.getData().toBytes())).isEqualTo(JSON.readTree(PAYLOAD));
     } catch (Exception e) {
       throw new AssertionError(e);
     }

@@ -3,7 +3,6 @@ package dev.pgoutbox.db;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.pgoutbox.db.jooq.Public;
-import dev.pgoutbox.db.testing.TestSchema;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
@@ -25,7 +24,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  */
 class GeneratedTablesMatchSchemaIT {
 
-  @RegisterExtension static final TestSchema db = TestSchema.migrated();
+  @RegisterExtension static final DbTestSchema db = DbTestSchema.migrated();
 
   @Test
   void everyGeneratedTableExistsWithTheSameColumns() {

@@ -3,7 +3,6 @@ package dev.pgoutbox.db;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import dev.pgoutbox.db.testing.TestSchema;
 import java.sql.Connection;
 import java.sql.Statement;
 import java.util.ArrayList;
@@ -17,7 +16,7 @@ import org.postgresql.PGNotification;
 
 class OutboxSchemaIT {
 
-  @RegisterExtension static final TestSchema db = TestSchema.empty();
+  @RegisterExtension static final DbTestSchema db = DbTestSchema.empty();
 
   @Test
   void migratesIntoTheChosenSchemaBesideTheHostsOwnFlyway() {

@@ -5,7 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.pgoutbox.core.internal.Ids;
 import dev.pgoutbox.db.jooq.tables.records.OutboxEventsRecord;
-import dev.pgoutbox.db.testing.TestSchema;
+import dev.pgoutbox.testing.TestSchema;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;

@@ -3,7 +3,8 @@ package dev.pgoutbox.core;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import dev.pgoutbox.db.testing.TestSchema;
+import dev.pgoutbox.testing.Eventually;
+import dev.pgoutbox.testing.TestSchema;
 import java.io.IOException;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -88,7 +89,7 @@ class InboxIT {
     start.countDown();
     int ran = 0;
     for (Future<Boolean> delivery : deliveries) {
-      if (delivery.get(Waits.DEADLINE.toSeconds(), TimeUnit.SECONDS)) {
+      if (delivery.get(Eventually.DEADLINE.toSeconds(), TimeUnit.SECONDS)) {
         ran++;
       }
     }
@@ -101,11 +102,10 @@ class InboxIT {
 
   /** Waits until {@code count} other backends of this schema wait for a transaction's lock. */
   private static void waitForOtherDeliveries(int count) {
-    Waits.until(
+    Eventually.await(
         count + " deliveries waiting on the first one",
         () ->
-            Waits.queryLong(
-                    db,
+            db.queryLong(
                     "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock'"
                         + " AND query LIKE '%\""
                         + db.schema()

@@ -3,7 +3,8 @@ package dev.pgoutbox.core;
 import static dev.pgoutbox.db.jooq.Tables.PROCESSED_EVENTS;
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.pgoutbox.db.testing.TestSchema;
+import dev.pgoutbox.testing.Eventually;
+import dev.pgoutbox.testing.TestSchema;
 import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Proxy;
 import java.sql.Connection;
@@ -130,7 +131,7 @@ class InboxRetentionIT {
 
       Future<Long> purge =
           executor.submit(() -> inbox.purgeProcessed(db.dataSource(), Duration.ofDays(1), 100));
-      assertThat(purge.get(Waits.DEADLINE.toSeconds(), TimeUnit.SECONDS)).isEqualTo(249);
+      assertThat(purge.get(Eventually.DEADLINE.toSeconds(), TimeUnit.SECONDS)).isEqualTo(249);
       holder.rollback();
     } finally {
       executor.shutdownNow();
@@ -145,7 +146,7 @@ class InboxRetentionIT {
       ScheduledFuture<?> retention =
           inbox.scheduleRetention(
               executor, db.dataSource(), Duration.ofMillis(20), Duration.ofDays(1), 100);
-      Waits.until("the scheduled purge removed the old rows", () -> oldRows() == 0);
+      Eventually.await("the scheduled purge removed the old rows", () -> oldRows() == 0);
       retention.cancel(false);
       assertThat(Stored.count(db, "processed_events")).isEqualTo(30);
     } finally {

@@ -4,7 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.pgoutbox.db.jooq.tables.records.OutboxEventsRecord;
-import dev.pgoutbox.db.testing.TestSchema;
+import dev.pgoutbox.testing.TestSchema;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;

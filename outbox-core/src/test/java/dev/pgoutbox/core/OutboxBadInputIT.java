@@ -3,7 +3,7 @@ package dev.pgoutbox.core;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import dev.pgoutbox.db.testing.TestSchema;
+import dev.pgoutbox.testing.TestSchema;
 import java.math.BigDecimal;
 import java.util.HashMap;
 import java.util.LinkedHashMap;

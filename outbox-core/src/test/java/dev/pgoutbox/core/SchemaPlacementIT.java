@@ -3,7 +3,7 @@ package dev.pgoutbox.core;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.pgoutbox.db.OutboxSchema;
-import dev.pgoutbox.db.testing.TestSchema;
+import dev.pgoutbox.testing.TestSchema;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.util.Map;
@@ -44,8 +44,8 @@ class SchemaPlacementIT {
   }
 
   private static long countIn(String schema, UUID id) {
-    return Waits.queryLong(
-        db, "SELECT count(*) FROM " + schema + ".outbox_events WHERE id = '" + id + "'");
+    return db.queryLong(
+        "SELECT count(*) FROM " + schema + ".outbox_events WHERE id = '" + id + "'");
   }
 
   @Test
@@ -62,8 +62,7 @@ class SchemaPlacementIT {
     assertThat(countIn(outboxSchema, id)).isEqualTo(1);
     assertThat(countIn(db.schema(), id)).isZero();
     assertThat(
-            Waits.queryLong(
-                db,
+            db.queryLong(
                 "SELECT count(*) FROM "
                     + outboxSchema
                     + ".processed_events WHERE event_id = '"

@@ -3,7 +3,7 @@ package dev.pgoutbox.core;
 import static dev.pgoutbox.db.jooq.Tables.OUTBOX_EVENTS;
 
 import dev.pgoutbox.db.jooq.tables.records.OutboxEventsRecord;
-import dev.pgoutbox.db.testing.TestSchema;
+import dev.pgoutbox.testing.TestSchema;
 import java.util.List;
 
 /** Reads what the tests wrote, through the generated tables. */

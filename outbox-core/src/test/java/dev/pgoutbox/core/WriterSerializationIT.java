@@ -2,7 +2,8 @@ package dev.pgoutbox.core;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.pgoutbox.db.testing.TestSchema;
+import dev.pgoutbox.testing.Eventually;
+import dev.pgoutbox.testing.TestSchema;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.sql.Statement;
@@ -63,11 +64,11 @@ class WriterSerializationIT {
   }
 
   private static long position(UUID id) {
-    return Waits.queryLong(db, "SELECT position FROM outbox_events WHERE id = '" + id + "'");
+    return db.queryLong("SELECT position FROM outbox_events WHERE id = '" + id + "'");
   }
 
   private static long visible(UUID id) {
-    return Waits.queryLong(db, "SELECT count(*) FROM outbox_events WHERE id = '" + id + "'");
+    return db.queryLong("SELECT count(*) FROM outbox_events WHERE id = '" + id + "'");
   }
 
   @Test
@@ -93,15 +94,15 @@ class WriterSerializationIT {
     Outbox outbox = outbox(true);
     try (Connection first = begin();
         Connection second = begin()) {
-      int secondPid = Waits.backendPid(second);
+      int secondPid = TestSchema.backendPid(second);
       UUID firstId = outbox.append(first, event("42", "paid"));
 
       Future<UUID> secondId = executor.submit(() -> outbox.append(second, event("42", "shipped")));
-      Waits.untilWaitingForLock(db, secondPid, "advisory");
+      db.awaitWaitingForLock(secondPid, "advisory");
       assertThat(secondId).isNotDone();
 
       first.commit();
-      UUID shipped = secondId.get(Waits.DEADLINE.toSeconds(), TimeUnit.SECONDS);
+      UUID shipped = secondId.get(Eventually.DEADLINE.toSeconds(), TimeUnit.SECONDS);
       second.commit();
 
       assertThat(position(firstId)).isLessThan(position(shipped));
@@ -114,15 +115,15 @@ class WriterSerializationIT {
     assertThat(outbox.serializesWritersPerAggregate()).isTrue();
     try (Connection first = begin();
         Connection second = begin()) {
-      int secondPid = Waits.backendPid(second);
+      int secondPid = TestSchema.backendPid(second);
       UUID firstId = outbox.append(first, event("7", "paid"));
 
       Future<UUID> secondId = executor.submit(() -> outbox.append(second, event("7", "shipped")));
-      Waits.untilWaitingForLock(db, secondPid, "advisory");
+      db.awaitWaitingForLock(secondPid, "advisory");
       assertThat(secondId).isNotDone();
 
       first.commit();
-      UUID shipped = secondId.get(Waits.DEADLINE.toSeconds(), TimeUnit.SECONDS);
+      UUID shipped = secondId.get(Eventually.DEADLINE.toSeconds(), TimeUnit.SECONDS);
       second.commit();
       assertThat(position(firstId)).isLessThan(position(shipped));
     }
@@ -133,7 +134,7 @@ class WriterSerializationIT {
     Outbox outbox = outbox(true);
     List<String> statements = new ArrayList<>();
     try (Connection writer = begin()) {
-      int pid = Waits.backendPid(writer);
+      int pid = TestSchema.backendPid(writer);
       DSLContext tx =
           DSL.using(writer, SQLDialect.POSTGRES)
               .configuration()
@@ -151,8 +152,8 @@ class WriterSerializationIT {
       assertThat(statements).hasSize(1);
       assertThat(statements.get(0)).contains("pg_advisory_xact_lock").startsWith("insert");
       assertThat(
-              Waits.queryLong(
-                  db, "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND pid = " + pid))
+              db.queryLong(
+                  "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND pid = " + pid))
           .as("one lock per aggregate, held until the end of the transaction")
           .isEqualTo(2);
       writer.rollback();
@@ -167,7 +168,7 @@ class WriterSerializationIT {
       outbox.append(first, event("42", "paid"));
 
       Future<UUID> other = executor.submit(() -> outbox.append(second, event("43", "paid")));
-      assertThat(other.get(Waits.DEADLINE.toSeconds(), TimeUnit.SECONDS)).isNotNull();
+      assertThat(other.get(Eventually.DEADLINE.toSeconds(), TimeUnit.SECONDS)).isNotNull();
       second.commit();
       first.commit();
     }
@@ -179,13 +180,13 @@ class WriterSerializationIT {
     Outbox outbox = outbox(true);
     try (Connection first = begin();
         Connection second = begin()) {
-      int secondPid = Waits.backendPid(second);
+      int secondPid = TestSchema.backendPid(second);
       outbox.append(first, event("42", "paid"));
       Future<UUID> waiting = executor.submit(() -> outbox.append(second, event("42", "shipped")));
-      Waits.untilWaitingForLock(db, secondPid, "advisory");
+      db.awaitWaitingForLock(secondPid, "advisory");
 
       first.rollback();
-      UUID shipped = waiting.get(Waits.DEADLINE.toSeconds(), TimeUnit.SECONDS);
+      UUID shipped = waiting.get(Eventually.DEADLINE.toSeconds(), TimeUnit.SECONDS);
       second.commit();
       assertThat(visible(shipped)).isEqualTo(1);
     }
@@ -199,18 +200,18 @@ class WriterSerializationIT {
         Connection second = begin()) {
       fastDeadlockDetection(first);
       fastDeadlockDetection(second);
-      int firstPid = Waits.backendPid(first);
+      int firstPid = TestSchema.backendPid(first);
       outbox.append(first, event("a", "paid"));
       outbox.append(second, event("b", "paid"));
 
       Future<UUID> firstThenB = executor.submit(() -> outbox.append(first, event("b", "linked")));
-      Waits.untilWaitingForLock(db, firstPid, "advisory");
+      db.awaitWaitingForLock(firstPid, "advisory");
       Future<UUID> secondThenA = executor.submit(() -> outbox.append(second, event("a", "linked")));
 
       List<Throwable> failures = new ArrayList<>();
       for (Future<UUID> append : List.of(firstThenB, secondThenA)) {
         try {
-          append.get(Waits.DEADLINE.toSeconds(), TimeUnit.SECONDS);
+          append.get(Eventually.DEADLINE.toSeconds(), TimeUnit.SECONDS);
         } catch (ExecutionException e) {
           failures.add(e.getCause());
         }
@@ -231,21 +232,21 @@ class WriterSerializationIT {
     Outbox outbox = outbox(true);
     try (Connection first = begin();
         Connection second = begin()) {
-      int secondPid = Waits.backendPid(second);
+      int secondPid = TestSchema.backendPid(second);
       outbox.append(first, event("a", "paid"));
 
       // Listed b before a, but locked a first: it waits for "a" without holding "b".
       Future<List<UUID>> both =
           executor.submit(
               () -> outbox.appendAll(second, List.of(event("b", "x"), event("a", "x"))));
-      Waits.untilWaitingForLock(db, secondPid, "advisory");
+      db.awaitWaitingForLock(secondPid, "advisory");
 
       // So the first writer can still take "b": no deadlock.
       Future<UUID> firstTakesB = executor.submit(() -> outbox.append(first, event("b", "y")));
-      assertThat(firstTakesB.get(Waits.DEADLINE.toSeconds(), TimeUnit.SECONDS)).isNotNull();
+      assertThat(firstTakesB.get(Eventually.DEADLINE.toSeconds(), TimeUnit.SECONDS)).isNotNull();
       first.commit();
 
-      assertThat(both.get(Waits.DEADLINE.toSeconds(), TimeUnit.SECONDS)).hasSize(2);
+      assertThat(both.get(Eventually.DEADLINE.toSeconds(), TimeUnit.SECONDS)).hasSize(2);
       second.commit();
     }
     assertThat(Stored.eventCount(db)).isEqualTo(4);
@@ -257,14 +258,14 @@ class WriterSerializationIT {
     try (Connection host = begin();
         Connection writer = begin();
         Statement statement = host.createStatement()) {
-      int writerPid = Waits.backendPid(writer);
+      int writerPid = TestSchema.backendPid(writer);
       statement.execute(
           "SELECT pg_advisory_xact_lock(hashtextextended('order' || ':' || '42', 0))");
 
       Future<UUID> append = executor.submit(() -> outbox.append(writer, event("42", "paid")));
-      Waits.untilWaitingForLock(db, writerPid, "advisory");
+      db.awaitWaitingForLock(writerPid, "advisory");
       host.commit();
-      assertThat(append.get(Waits.DEADLINE.toSeconds(), TimeUnit.SECONDS)).isNotNull();
+      assertThat(append.get(Eventually.DEADLINE.toSeconds(), TimeUnit.SECONDS)).isNotNull();
       writer.commit();
     }
   }
@@ -279,11 +280,11 @@ class WriterSerializationIT {
   void withoutSerializationNoAdvisoryLockIsTaken() throws Exception {
     Outbox outbox = outbox(false);
     try (Connection writer = begin()) {
-      int pid = Waits.backendPid(writer);
+      int pid = TestSchema.backendPid(writer);
       outbox.append(writer, event("42", "paid"));
       assertThat(
-              Waits.queryLong(
-                  db, "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND pid = " + pid))
+              db.queryLong(
+                  "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND pid = " + pid))
           .isZero();
       writer.rollback();
     }

@@ -3,7 +3,7 @@ package dev.pgoutbox.example;
 import org.jspecify.annotations.Nullable;
 import picocli.CommandLine.Option;
 
-/** The broker options of {@code serve} and {@code relay}: one of Kafka, RabbitMQ or NATS. */
+/** The broker options of {@code serve}: one of Kafka, RabbitMQ or NATS. */
 final class BrokerOptions {
 
   @Option(names = "--kafka", paramLabel = "HOST:PORT", description = "Kafka bootstrap servers")

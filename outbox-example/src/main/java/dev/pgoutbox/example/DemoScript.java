@@ -6,9 +6,9 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import dev.pgoutbox.example.infra.EmbeddedKafkaBroker;
 import dev.pgoutbox.example.orders.KafkaLink;
 import dev.pgoutbox.example.orders.OrderApplication;
+import dev.pgoutbox.testing.EmbeddedKafka;
 import io.micrometer.core.instrument.Counter;
 import java.io.IOException;
 import java.io.PrintWriter;
@@ -173,7 +173,7 @@ final class DemoScript {
 
   private void brokerOutage() {
     header("Kafka stopped while orders keep coming");
-    EmbeddedKafkaBroker kafka = requireNonNull(app.embeddedKafka(), "the demo needs its own Kafka");
+    EmbeddedKafka kafka = requireNonNull(app.embeddedKafka(), "the demo needs its own Kafka");
     double failedBefore = failedAttempts();
     kafka.stop();
     info("Kafka is down");

@@ -1,30 +1,21 @@
 package dev.pgoutbox.example;
 
-import dev.pgoutbox.example.bench.BenchCommand;
-import dev.pgoutbox.example.chaos.ChaosCommand;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Spec;
 
 /**
- * {@code java -jar pgoutbox-example.jar <command>}: the example order service ({@code serve}), its
- * scripted walk-through ({@code demo}), the benchmark harness ({@code bench}), a standalone relay
- * process ({@code relay}) and the fault-injection run ({@code chaos}).
+ * {@code java -jar pgoutbox-example.jar <command>}: the example order service ({@code serve}) and
+ * its scripted walk-through ({@code demo}). The benchmark harness, the standalone relay and the
+ * chaos run are in {@code pgoutbox-tools}.
  */
 @Command(
     name = "pgoutbox-example",
     mixinStandardHelpOptions = true,
     versionProvider = Main.Version.class,
     description = "The pgoutbox example: an order service with the transactional outbox.",
-    subcommands = {
-      ServeCommand.class,
-      DemoCommand.class,
-      BenchCommand.class,
-      RelayCommand.class,
-      ChaosCommand.class,
-      CommandLine.HelpCommand.class
-    })
+    subcommands = {ServeCommand.class, DemoCommand.class, CommandLine.HelpCommand.class})
 public final class Main implements Runnable {
 
   @Spec CommandSpec spec;

@@ -2,7 +2,7 @@ package dev.pgoutbox.example;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.pgoutbox.db.testing.TestDatabase;
+import dev.pgoutbox.testing.TestDatabase;
 import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.sql.Connection;

@@ -395,6 +395,24 @@ public final class OutboxRelay implements AutoCloseable {
     }
   }
 
+  /** Checks a relay name (also {@link ClaimProbe}'s); returns it unchanged. */
+  static String requireValidName(String name) {
+    if (name == null || name.isEmpty() || name.length() > MAX_NAME_LENGTH) {
+      throw new IllegalArgumentException(
+          "name must be between 1 and "
+              + MAX_NAME_LENGTH
+              + " characters long, was "
+              + (name == null ? "null" : name.length()));
+    }
+    if (!NAME.matcher(name).matches()) {
+      throw new IllegalArgumentException(
+          "name must be letters, digits, '.', '_' or '-' (starting with a letter or digit), was '"
+              + name
+              + "'");
+    }
+    return name;
+  }
+
   /** Builder of {@link OutboxRelay}; not thread-safe. */
   public static final class Builder {
     private String name = "default";
@@ -415,20 +433,7 @@ public final class OutboxRelay implements AutoCloseable {
      * characters (default {@code default}).
      */
     public Builder name(String name) {
-      if (name == null || name.isEmpty() || name.length() > MAX_NAME_LENGTH) {
-        throw new IllegalArgumentException(
-            "name must be between 1 and "
-                + MAX_NAME_LENGTH
-                + " characters long, was "
-                + (name == null ? "null" : name.length()));
-      }
-      if (!NAME.matcher(name).matches()) {
-        throw new IllegalArgumentException(
-            "name must be letters, digits, '.', '_' or '-' (starting with a letter or digit), was '"
-                + name
-                + "'");
-      }
-      this.name = name;
+      this.name = requireValidName(name);
       return this;
     }
 

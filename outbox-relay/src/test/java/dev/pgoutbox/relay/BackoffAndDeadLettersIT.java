@@ -3,10 +3,10 @@ package dev.pgoutbox.relay;
 import static dev.pgoutbox.db.jooq.Tables.OUTBOX_EVENTS;
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.pgoutbox.db.testing.TestSchema;
 import dev.pgoutbox.relay.testing.EventRows;
 import dev.pgoutbox.relay.testing.RecordingPublisher;
-import dev.pgoutbox.relay.testing.SequenceChecker;
+import dev.pgoutbox.testing.DeliveryChecker;
+import dev.pgoutbox.testing.TestSchema;
 import io.github.resilience4j.core.IntervalFunction;
 import java.time.Duration;
 import java.util.List;
@@ -299,6 +299,6 @@ class BackoffAndDeadLettersIT {
   }
 
   static int seqOf(OutboxMessage message) {
-    return SequenceChecker.seqOf(message);
+    return DeliveryChecker.seqOf(message.payload());
   }
 }

@@ -4,10 +4,10 @@ import static dev.pgoutbox.db.jooq.Tables.OUTBOX_EVENTS;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.pgoutbox.db.OutboxSchema;
-import dev.pgoutbox.db.testing.TestSchema;
 import dev.pgoutbox.relay.testing.EventRows;
 import dev.pgoutbox.relay.testing.RecordingPublisher;
-import dev.pgoutbox.relay.testing.SequenceChecker;
+import dev.pgoutbox.testing.DeliveryChecker;
+import dev.pgoutbox.testing.TestSchema;
 import java.sql.Connection;
 import java.util.List;
 import java.util.UUID;
@@ -138,6 +138,104 @@ class ClaimsDoNotOverlapIT {
     assertThat(run.get(10, TimeUnit.SECONDS)).isEqualTo(4);
   }
 
+  /**
+   * The same late commit against the heads-only claim: with a batch of two and two aggregates
+   * pending, a batch's worth of heads is asked for from the first claim, so every row is claimed as
+   * a head, with no run read behind it (the claim a relay uses while many aggregates are pending).
+   */
+  @Test
+  void aLateCommitDoesNotLetASecondRelayIntoAnAggregateInFlightWhenEveryRowIsAHead()
+      throws Exception {
+    RelayConfig twoPerBatch = RelayConfig.builder().batchSize(2).build();
+    RecordingPublisher heldA = new RecordingPublisher().closeGate();
+    RecordingPublisher freeB = new RecordingPublisher();
+    OutboxRelay a = relay("a", heldA, twoPerBatch);
+    OutboxRelay b = relay("b", freeB, twoPerBatch);
+    try (Connection late = db.connect()) {
+      late.setAutoCommit(false);
+      EventRows.insert(
+          DSL.using(late, SQLDialect.POSTGRES, OutboxSchema.jooqSettings(db.schema())), "x", 1);
+      EventRows.insert(db.dsl(), "x", 2);
+      EventRows.insert(db.dsl(), "x", 3);
+      EventRows.insert(db.dsl(), "other", 1);
+
+      CompletableFuture<Integer> runA = runOnceAsync(a);
+      assertThat(heldA.awaitEntered(10)).as("relay A is publishing").isTrue();
+      // Relay A holds the heads x2 and other1, one row per aggregate, each locked.
+      assertThat(heldA.delivered()).isEmpty();
+      late.commit();
+
+      int claimedByB = b.runOnce();
+
+      assertThat(claimedByB)
+          .as("x1 is a head now, but relay A holds aggregate x; other1 is locked by A")
+          .isZero();
+      heldA.open();
+      assertThat(runA.get(10, TimeUnit.SECONDS)).isEqualTo(2);
+    }
+    drain(b);
+    assertThat(seqs(heldA.delivered(), "x")).containsExactly(2);
+    assertThat(seqs(heldA.delivered(), "other")).containsExactly(1);
+    assertThat(seqs(freeB.delivered(), "x")).containsExactly(1, 3);
+    assertThat(pending()).isZero();
+  }
+
+  @Test
+  void anAdminRetryUnderReleaseDoesNotLetASecondRelayInWhenEveryRowIsAHead() throws Exception {
+    RelayConfig release =
+        RelayConfig.builder()
+            .batchSize(2)
+            .deadLetterPolicy(DeadLetterPolicy.RELEASE_AGGREGATE)
+            .build();
+    RecordingPublisher heldA = new RecordingPublisher().closeGate();
+    RecordingPublisher freeB = new RecordingPublisher();
+    OutboxRelay a = relay("a", heldA, release);
+    OutboxRelay b = relay("b", freeB, release);
+    UUID n1 = EventRows.insert(db.dsl(), "n", 1);
+    EventRows.insert(db.dsl(), "n", 2);
+    EventRows.insert(db.dsl(), "n", 3);
+    EventRows.insert(db.dsl(), "m", 1);
+    db.execute(
+        "update outbox_events set dead_at = now(), attempts = 10, last_error = 'boom' where id = '"
+            + n1
+            + "'");
+
+    CompletableFuture<Integer> runA = runOnceAsync(a);
+    assertThat(heldA.awaitEntered(10)).isTrue();
+    assertThat(
+            OutboxAdmin.builder().dataSource(db.dataSource()).schema(db.schema()).build().retry(n1))
+        .isTrue();
+
+    int claimedByB = b.runOnce();
+
+    assertThat(claimedByB).as("relay B claims nothing while A holds n2 and m1").isZero();
+    heldA.open();
+    assertThat(runA.get(10, TimeUnit.SECONDS)).isEqualTo(2);
+    drain(b);
+    assertThat(seqs(heldA.delivered(), "n")).containsExactly(2);
+    assertThat(seqs(freeB.delivered(), "n")).containsExactly(1, 3);
+  }
+
+  @Test
+  void aHeadsOnlyClaimLocksEveryRowItHandsToItsPublisher() throws Exception {
+    RecordingPublisher held = new RecordingPublisher().closeGate();
+    OutboxRelay a = relay("a", held, RelayConfig.builder().batchSize(3).build());
+    for (String aggregate : List.of("x", "y", "z", "w")) {
+      EventRows.insert(db.dsl(), aggregate, 1);
+    }
+    CompletableFuture<Integer> run = runOnceAsync(a);
+    assertThat(held.awaitEntered(10)).isTrue();
+    try {
+      long unlocked =
+          db.queryLong(
+              "select count(*) from (select 1 from outbox_events for update skip locked) u");
+      assertThat(unlocked).as("three heads handed out and locked, one left").isEqualTo(1);
+    } finally {
+      held.open();
+    }
+    assertThat(run.get(10, TimeUnit.SECONDS)).isEqualTo(3);
+  }
+
   private static CompletableFuture<Integer> runOnceAsync(OutboxRelay relay) {
     CompletableFuture<Integer> result = new CompletableFuture<>();
     Thread.ofVirtual()
@@ -161,7 +259,7 @@ class ClaimsDoNotOverlapIT {
   private static List<Integer> seqs(List<OutboxMessage> delivered, String aggregate) {
     return delivered.stream()
         .filter(m -> m.aggregateId().equals(aggregate))
-        .map(SequenceChecker::seqOf)
+        .map(m -> DeliveryChecker.seqOf(m.payload()))
         .toList();
   }
 

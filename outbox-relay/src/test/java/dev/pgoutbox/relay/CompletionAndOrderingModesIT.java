@@ -3,11 +3,11 @@ package dev.pgoutbox.relay;
 import static dev.pgoutbox.db.jooq.Tables.OUTBOX_EVENTS;
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.pgoutbox.db.testing.Eventually;
-import dev.pgoutbox.db.testing.TestSchema;
 import dev.pgoutbox.relay.testing.EventRows;
 import dev.pgoutbox.relay.testing.RecordingPublisher;
-import dev.pgoutbox.relay.testing.SequenceChecker;
+import dev.pgoutbox.testing.DeliveryChecker;
+import dev.pgoutbox.testing.Eventually;
+import dev.pgoutbox.testing.TestSchema;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.time.Duration;
 import org.junit.jupiter.api.BeforeEach;
@@ -70,7 +70,7 @@ class CompletionAndOrderingModesIT {
         new RecordingPublisher()
             .decide(
                 m ->
-                    SequenceChecker.seqOf(m) == 1
+                    DeliveryChecker.seqOf(m.payload()) == 1
                         ? PublishResult.retryable("down")
                         : PublishResult.published());
     OutboxRelay unordered =
@@ -84,7 +84,7 @@ class CompletionAndOrderingModesIT {
     }
 
     assertThat(publisher.delivered())
-        .extracting(SequenceChecker::seqOf)
+        .extracting(m -> DeliveryChecker.seqOf(m.payload()))
         .as("unordered: the later events went out while the first backs off")
         .containsExactly(2, 3, 4);
   }

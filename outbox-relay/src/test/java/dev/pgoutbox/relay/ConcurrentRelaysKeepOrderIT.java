@@ -3,11 +3,11 @@ package dev.pgoutbox.relay;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.zaxxer.hikari.HikariDataSource;
-import dev.pgoutbox.db.testing.Eventually;
-import dev.pgoutbox.db.testing.TestSchema;
 import dev.pgoutbox.relay.testing.EventRows;
 import dev.pgoutbox.relay.testing.RecordingPublisher;
-import dev.pgoutbox.relay.testing.SequenceChecker;
+import dev.pgoutbox.testing.DeliveryChecker;
+import dev.pgoutbox.testing.Eventually;
+import dev.pgoutbox.testing.TestSchema;
 import io.github.resilience4j.core.IntervalFunction;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -101,7 +101,8 @@ class ConcurrentRelaysKeepOrderIT {
                       == 0,
               120);
       assertThat(drained).as("all events processed within the deadline").isTrue();
-      SequenceChecker.Report report = SequenceChecker.check(written, publisher.delivered());
+      DeliveryChecker.Verdict report =
+          DeliveryChecker.check(written, publisher.deliveredPayloads());
       System.out.println("seed " + seed + ": " + report);
       assertThat(report.written()).isEqualTo(total);
       assertThat(report.lost()).as("lost").isZero();

@@ -4,9 +4,9 @@ import static dev.pgoutbox.db.jooq.Tables.OUTBOX_EVENTS;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.pgoutbox.db.jooq.tables.records.OutboxEventsRecord;
-import dev.pgoutbox.db.testing.TestSchema;
 import dev.pgoutbox.relay.testing.EventRows;
 import dev.pgoutbox.relay.testing.RecordingPublisher;
+import dev.pgoutbox.testing.TestSchema;
 import java.time.Duration;
 import java.time.OffsetDateTime;
 import java.util.UUID;

@@ -4,8 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.pgoutbox.core.OutboxException;
-import dev.pgoutbox.db.testing.TestSchema;
 import dev.pgoutbox.relay.testing.RecordingPublisher;
+import dev.pgoutbox.testing.TestSchema;
 import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.AfterEach;

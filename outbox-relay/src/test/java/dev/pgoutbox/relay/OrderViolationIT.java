@@ -3,9 +3,9 @@ package dev.pgoutbox.relay;
 import static dev.pgoutbox.db.jooq.Tables.OUTBOX_EVENTS;
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.pgoutbox.db.testing.TestSchema;
 import dev.pgoutbox.relay.micrometer.MicrometerRelayMetrics;
 import dev.pgoutbox.relay.testing.EventRows;
+import dev.pgoutbox.testing.TestSchema;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.util.List;
 import java.util.UUID;

@@ -4,8 +4,8 @@ import static dev.pgoutbox.db.jooq.Tables.OUTBOX_EVENTS;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import dev.pgoutbox.db.testing.TestSchema;
 import dev.pgoutbox.relay.testing.EventRows;
+import dev.pgoutbox.testing.TestSchema;
 import java.time.Duration;
 import java.util.List;
 import java.util.UUID;

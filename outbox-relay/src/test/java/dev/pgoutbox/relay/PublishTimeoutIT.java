@@ -4,9 +4,9 @@ import static dev.pgoutbox.db.jooq.Tables.OUTBOX_EVENTS;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.pgoutbox.db.jooq.tables.records.OutboxEventsRecord;
-import dev.pgoutbox.db.testing.TestSchema;
 import dev.pgoutbox.relay.testing.EventRows;
-import dev.pgoutbox.relay.testing.SequenceChecker;
+import dev.pgoutbox.testing.DeliveryChecker;
+import dev.pgoutbox.testing.TestSchema;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -88,7 +88,7 @@ class PublishTimeoutIT {
           // Aggregate a is answered in full, b up to b1; b2, b3 and all of c never are.
           List<@Nullable PublishResult> answers = new ArrayList<>();
           for (OutboxMessage m : batch) {
-            int seq = SequenceChecker.seqOf(m);
+            int seq = DeliveryChecker.seqOf(m.payload());
             boolean answered =
                 m.aggregateId().equals("a") || m.aggregateId().equals("b") && seq == 1;
             answers.add(answered ? PublishResult.published() : null);

@@ -6,10 +6,10 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
-import dev.pgoutbox.db.testing.TestSchema;
 import dev.pgoutbox.relay.testing.EventRows;
 import dev.pgoutbox.relay.testing.RecordingPublisher;
-import dev.pgoutbox.relay.testing.SequenceChecker;
+import dev.pgoutbox.testing.DeliveryChecker;
+import dev.pgoutbox.testing.TestSchema;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
@@ -93,7 +93,7 @@ class RelayCrashIT {
       // drain
     }
 
-    SequenceChecker.Report report = SequenceChecker.check(written, survivor.delivered());
+    DeliveryChecker.Verdict report = DeliveryChecker.check(written, survivor.deliveredPayloads());
     assertThat(report.lost()).isZero();
     assertThat(report.reordered()).isZero();
     assertThat(db.dsl().fetchCount(OUTBOX_EVENTS, OUTBOX_EVENTS.PROCESSED_AT.isNull())).isZero();
@@ -127,7 +127,7 @@ class RelayCrashIT {
     while (rescuer.runOnce() > 0) {
       // drain
     }
-    SequenceChecker.Report report = SequenceChecker.check(written, survivor.delivered());
+    DeliveryChecker.Verdict report = DeliveryChecker.check(written, survivor.deliveredPayloads());
     assertThat(report.lost()).isZero();
     assertThat(report.reordered()).isZero();
     assertThat(report.duplicates()).isZero();

@@ -7,11 +7,11 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import dev.pgoutbox.core.OutboxException;
-import dev.pgoutbox.db.testing.Eventually;
-import dev.pgoutbox.db.testing.TestSchema;
 import dev.pgoutbox.relay.testing.EventRows;
 import dev.pgoutbox.relay.testing.RecordingPublisher;
-import dev.pgoutbox.relay.testing.SequenceChecker;
+import dev.pgoutbox.testing.DeliveryChecker;
+import dev.pgoutbox.testing.Eventually;
+import dev.pgoutbox.testing.TestSchema;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.List;
@@ -151,7 +151,7 @@ class RelayLifecycleIT {
           .isTrue();
       assertThat(relay.isRunning()).isTrue();
     }
-    SequenceChecker.Report report = SequenceChecker.check(written, publisher.delivered());
+    DeliveryChecker.Verdict report = DeliveryChecker.check(written, publisher.deliveredPayloads());
     assertThat(report.lost()).isZero();
     assertThat(report.reordered()).isZero();
     System.out.println("database errors survived: " + errors.size() + "; " + report);

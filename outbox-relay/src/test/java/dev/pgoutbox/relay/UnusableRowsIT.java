@@ -5,9 +5,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.sun.net.httpserver.HttpServer;
 import dev.pgoutbox.core.consumer.WebhookEventIds;
-import dev.pgoutbox.db.testing.TestSchema;
 import dev.pgoutbox.relay.webhook.WebhookPublisher;
 import dev.pgoutbox.relay.webhook.WebhookRouting;
+import dev.pgoutbox.testing.TestSchema;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.URI;

@@ -8,7 +8,7 @@ import dev.pgoutbox.core.OutboxEvent;
 import dev.pgoutbox.core.consumer.StandardWebhooks;
 import dev.pgoutbox.core.consumer.WebhookCloudEvents;
 import dev.pgoutbox.core.consumer.WebhookEventIds;
-import dev.pgoutbox.db.testing.TestSchema;
+import dev.pgoutbox.testing.TestSchema;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.Collections;

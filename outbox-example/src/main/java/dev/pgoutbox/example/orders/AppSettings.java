@@ -3,8 +3,8 @@ package dev.pgoutbox.example.orders;
 import static java.util.Objects.requireNonNull;
 
 import dev.pgoutbox.db.OutboxSchema;
-import dev.pgoutbox.example.infra.Secrets;
 import dev.pgoutbox.relay.RelayConfig;
+import dev.pgoutbox.testing.Secrets;
 import java.nio.file.Path;
 import java.time.Duration;
 import org.jspecify.annotations.Nullable;

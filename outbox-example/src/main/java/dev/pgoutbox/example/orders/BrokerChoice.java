@@ -2,7 +2,7 @@ package dev.pgoutbox.example.orders;
 
 import static java.util.Objects.requireNonNull;
 
-import dev.pgoutbox.example.infra.Secrets;
+import dev.pgoutbox.testing.Secrets;
 
 /**
  * Which broker the service publishes to and consumes from.

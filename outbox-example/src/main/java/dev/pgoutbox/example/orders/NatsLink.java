@@ -4,10 +4,10 @@ import static java.util.Objects.requireNonNull;
 
 import dev.pgoutbox.core.OutboxException;
 import dev.pgoutbox.core.consumer.NatsEventIds;
-import dev.pgoutbox.example.infra.Secrets;
 import dev.pgoutbox.relay.Publisher;
 import dev.pgoutbox.relay.nats.NatsPublisher;
 import dev.pgoutbox.relay.nats.NatsRouting;
+import dev.pgoutbox.testing.Secrets;
 import io.nats.client.Connection;
 import io.nats.client.ConsumerContext;
 import io.nats.client.JetStreamApiException;

@@ -8,12 +8,12 @@ import com.zaxxer.hikari.HikariDataSource;
 import dev.pgoutbox.core.Inbox;
 import dev.pgoutbox.core.Outbox;
 import dev.pgoutbox.db.OutboxSchema;
-import dev.pgoutbox.example.infra.EmbeddedKafkaBroker;
-import dev.pgoutbox.example.infra.EmbeddedPostgresServer;
-import dev.pgoutbox.example.infra.Secrets;
 import dev.pgoutbox.relay.OutboxAdmin;
 import dev.pgoutbox.relay.OutboxRelay;
 import dev.pgoutbox.relay.micrometer.MicrometerRelayMetrics;
+import dev.pgoutbox.testing.EmbeddedKafka;
+import dev.pgoutbox.testing.EmbeddedPostgresServer;
+import dev.pgoutbox.testing.Secrets;
 import io.micrometer.core.instrument.binder.jvm.JvmMemoryMetrics;
 import io.micrometer.core.instrument.binder.jvm.JvmThreadMetrics;
 import io.micrometer.core.instrument.binder.system.ProcessorMetrics;
@@ -76,7 +76,7 @@ public final class OrderApplication implements AutoCloseable {
   private final AppSettings settings;
   private final Deque<AutoCloseable> resources = new ArrayDeque<>();
   private @Nullable EmbeddedPostgresServer embeddedPostgres;
-  private @Nullable EmbeddedKafkaBroker embeddedKafka;
+  private @Nullable EmbeddedKafka embeddedKafka;
   private HikariDataSource dataSource;
   private PrometheusMeterRegistry registry;
   private BrokerLink broker;
@@ -111,14 +111,14 @@ public final class OrderApplication implements AutoCloseable {
   private void startAll() {
     long started = System.nanoTime();
     // The two engines start in parallel: each takes a few seconds.
-    CompletableFuture<@Nullable EmbeddedKafkaBroker> kafka = new CompletableFuture<>();
+    CompletableFuture<@Nullable EmbeddedKafka> kafka = new CompletableFuture<>();
     if (settings.broker().kind() == BrokerChoice.Kind.EMBEDDED_KAFKA) {
       Thread.ofVirtual()
           .name("embedded-kafka-start")
           .start(
               () -> {
                 try {
-                  kafka.complete(EmbeddedKafkaBroker.start());
+                  kafka.complete(EmbeddedKafka.start());
                 } catch (RuntimeException | Error e) {
                   kafka.completeExceptionally(e);
                 }
@@ -303,7 +303,7 @@ public final class OrderApplication implements AutoCloseable {
   }
 
   /** The embedded Kafka, when no broker was given. */
-  public @Nullable EmbeddedKafkaBroker embeddedKafka() {
+  public @Nullable EmbeddedKafka embeddedKafka() {
     return embeddedKafka;
   }
 

@@ -2,10 +2,10 @@ package dev.pgoutbox.example.orders;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.pgoutbox.db.testing.Eventually;
-import dev.pgoutbox.db.testing.TestSchema;
-import dev.pgoutbox.example.infra.EmbeddedKafkaBroker;
 import dev.pgoutbox.relay.RelayConfig;
+import dev.pgoutbox.testing.EmbeddedKafka;
+import dev.pgoutbox.testing.Eventually;
+import dev.pgoutbox.testing.TestSchema;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -55,7 +55,7 @@ class BrokerOutageIT {
   @Test
   void aBrokerOutageLosesNothingAndShipsEveryPaidOrderOnce() {
     String schema = db.schema();
-    EmbeddedKafkaBroker kafka = Objects.requireNonNull(app.embeddedKafka());
+    EmbeddedKafka kafka = Objects.requireNonNull(app.embeddedKafka());
     List<String> paid = new ArrayList<>();
     for (int i = 0; i < 5; i++) {
       String id = http.post("/orders", Http.order("before-" + i, 1)).json().get("id").asText();
@@ -85,23 +85,21 @@ class BrokerOutageIT {
     kafka.restart();
     Eventually.until(
         WAIT,
-        () ->
-            app.admin().pendingCount() == 0 && Db.ordersNotCaughtUp(app.dataSource(), schema) == 0,
+        () -> app.admin().pendingCount() == 0 && Db.ordersNotCaughtUp(db, schema) == 0,
         () ->
             "pending "
                 + app.admin().pendingCount()
                 + ", orders not caught up "
-                + Db.ordersNotCaughtUp(app.dataSource(), schema));
+                + Db.ordersNotCaughtUp(db, schema));
 
     for (String id : paid) {
       assertThat(
-              Db.queryLong(
-                  app.dataSource(),
+              db.queryLong(
                   "SELECT count(*) FROM " + schema + ".shipments WHERE order_id = '" + id + "'"))
           .as("shipments of " + id)
           .isEqualTo(1);
     }
-    assertThat(Db.queryLong(app.dataSource(), "SELECT count(*) FROM " + schema + ".shipments"))
+    assertThat(db.queryLong("SELECT count(*) FROM " + schema + ".shipments"))
         .isEqualTo(paid.size());
     assertThat(app.shipping().orderingErrorCount()).isZero();
     assertThat(app.admin().deadLetterCount()).isZero();
@@ -110,8 +108,7 @@ class BrokerOutageIT {
   }
 
   private static long maxAttempts(String schema) {
-    return Db.queryLong(
-        app.dataSource(),
+    return db.queryLong(
         "SELECT coalesce(max(attempts), 0) FROM "
             + schema
             + ".outbox_events"

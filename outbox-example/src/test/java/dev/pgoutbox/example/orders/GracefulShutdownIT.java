@@ -3,10 +3,10 @@ package dev.pgoutbox.example.orders;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import dev.pgoutbox.db.testing.Eventually;
-import dev.pgoutbox.db.testing.TestSchema;
-import dev.pgoutbox.example.infra.EmbeddedKafkaBroker;
 import dev.pgoutbox.relay.RelayConfig;
+import dev.pgoutbox.testing.EmbeddedKafka;
+import dev.pgoutbox.testing.Eventually;
+import dev.pgoutbox.testing.TestSchema;
 import java.net.URI;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -25,11 +25,11 @@ class GracefulShutdownIT {
 
   @RegisterExtension static final TestSchema db = TestSchema.empty();
 
-  static EmbeddedKafkaBroker kafka;
+  static EmbeddedKafka kafka;
 
   @BeforeAll
   static void startKafka() {
-    kafka = EmbeddedKafkaBroker.start();
+    kafka = EmbeddedKafka.start();
   }
 
   @AfterAll
@@ -73,8 +73,7 @@ class GracefulShutdownIT {
     Http stopped = new Http(firstAddress);
     assertThatThrownBy(() -> stopped.get("/health")).as("the HTTP server is closed");
     long left =
-        Db.queryLong(
-            db.dataSource(),
+        db.queryLong(
             "SELECT count(*) FROM " + db.schema() + ".outbox_events WHERE processed_at IS NULL");
     assertThat(left)
         .as("events were still pending at shutdown, or the test proves nothing")
@@ -84,14 +83,11 @@ class GracefulShutdownIT {
     try (OrderApplication second = OrderApplication.start(settings())) {
       Eventually.until(
           Duration.ofSeconds(90),
-          () ->
-              second.admin().pendingCount() == 0
-                  && Db.ordersNotCaughtUp(second.dataSource(), db.schema()) == 0,
+          () -> second.admin().pendingCount() == 0 && Db.ordersNotCaughtUp(db, db.schema()) == 0,
           () -> "pending " + second.admin().pendingCount());
       for (String id : paid) {
         assertThat(
-                Db.queryLong(
-                    second.dataSource(),
+                db.queryLong(
                     "SELECT count(*) FROM "
                         + db.schema()
                         + ".shipments WHERE order_id = '"

@@ -4,9 +4,9 @@ import static java.nio.charset.StandardCharsets.UTF_8;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import dev.pgoutbox.db.testing.Eventually;
-import dev.pgoutbox.db.testing.TestSchema;
 import dev.pgoutbox.relay.RelayConfig;
+import dev.pgoutbox.testing.Eventually;
+import dev.pgoutbox.testing.TestSchema;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -127,13 +127,10 @@ class OrderServiceIT {
           () -> "shipment of " + id + ": " + http.get("/shipments/" + id).text());
     }
     Eventually.until(
-        WAIT,
-        () -> Db.ordersNotCaughtUp(app.dataSource(), schema) == 0,
-        () -> "orders not caught up");
+        WAIT, () -> Db.ordersNotCaughtUp(db, schema) == 0, () -> "orders not caught up");
     assertThat(app.shipping().orderingErrorCount()).isZero();
     assertThat(
-            Db.queryLong(
-                app.dataSource(),
+            db.queryLong(
                 "SELECT count(*) FROM (SELECT order_id FROM "
                     + schema
                     + ".shipments GROUP BY order_id HAVING count(*) > 1) t"))
@@ -162,9 +159,8 @@ class OrderServiceIT {
           """)
   void invalidBodiesGet400NamingEachBadFieldAndWriteNothing(
       String description, String body, String fields) {
-    long orders = Db.queryLong(app.dataSource(), "SELECT count(*) FROM " + schema + ".orders");
-    long events =
-        Db.queryLong(app.dataSource(), "SELECT count(*) FROM " + schema + ".outbox_events");
+    long orders = db.queryLong("SELECT count(*) FROM " + schema + ".orders");
+    long events = db.queryLong("SELECT count(*) FROM " + schema + ".outbox_events");
 
     Http.Reply reply = http.post("/orders", body == null ? "" : body);
 
@@ -179,10 +175,8 @@ class OrderServiceIT {
     problem.get("errors").forEach(e -> named.add(e.get("field").asText()));
     assertThat(named).containsExactlyInAnyOrder(fields.split(","));
     problem.get("errors").forEach(e -> assertThat(e.get("message").asText()).isNotBlank());
-    assertThat(Db.queryLong(app.dataSource(), "SELECT count(*) FROM " + schema + ".orders"))
-        .isEqualTo(orders);
-    assertThat(Db.queryLong(app.dataSource(), "SELECT count(*) FROM " + schema + ".outbox_events"))
-        .isEqualTo(events);
+    assertThat(db.queryLong("SELECT count(*) FROM " + schema + ".orders")).isEqualTo(orders);
+    assertThat(db.queryLong("SELECT count(*) FROM " + schema + ".outbox_events")).isEqualTo(events);
   }
 
   @Test
@@ -272,8 +266,7 @@ class OrderServiceIT {
   }
 
   private static long eventsOf(String orderId) {
-    return Db.queryLong(
-        app.dataSource(),
+    return db.queryLong(
         "SELECT count(*) FROM " + schema + ".outbox_events WHERE aggregate_id = '" + orderId + "'");
   }
 

@@ -2,9 +2,9 @@ package dev.pgoutbox.example.orders;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.pgoutbox.db.testing.Eventually;
-import dev.pgoutbox.db.testing.TestSchema;
 import dev.pgoutbox.relay.RelayConfig;
+import dev.pgoutbox.testing.Eventually;
+import dev.pgoutbox.testing.TestSchema;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -64,8 +64,8 @@ class OtherBrokersIT {
       }
       Eventually.until(
           Duration.ofSeconds(60),
-          () -> Db.ordersNotCaughtUp(app.dataSource(), schema) == 0,
-          () -> "orders not caught up: " + Db.ordersNotCaughtUp(app.dataSource(), schema));
+          () -> Db.ordersNotCaughtUp(db, schema) == 0,
+          () -> "orders not caught up: " + Db.ordersNotCaughtUp(db, schema));
       for (int i = 0; i < ids.size(); i++) {
         Http.Reply shipment = http.get("/shipments/" + ids.get(i));
         assertThat(shipment.status()).isEqualTo(200);

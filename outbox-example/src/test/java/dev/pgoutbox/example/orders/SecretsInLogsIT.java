@@ -5,7 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import ch.qos.logback.classic.Logger;
 import ch.qos.logback.classic.spi.ILoggingEvent;
 import ch.qos.logback.core.read.ListAppender;
-import dev.pgoutbox.db.testing.TestSchema;
+import dev.pgoutbox.testing.TestSchema;
 import java.net.URI;
 import java.time.Duration;
 import java.util.List;

@@ -5,7 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.pgoutbox.core.Inbox;
 import dev.pgoutbox.core.Outbox;
-import dev.pgoutbox.db.testing.TestSchema;
+import dev.pgoutbox.testing.TestSchema;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.util.UUID;
 import org.junit.jupiter.api.BeforeAll;

@@ -4,12 +4,12 @@ import static dev.pgoutbox.db.jooq.Tables.OUTBOX_EVENTS;
 import static org.jooq.impl.DSL.currentOffsetDateTime;
 import static org.jooq.impl.DSL.field;
 import static org.jooq.impl.DSL.lateral;
+import static org.jooq.impl.DSL.min;
 import static org.jooq.impl.DSL.name;
 import static org.jooq.impl.DSL.param;
 import static org.jooq.impl.DSL.partitionBy;
 import static org.jooq.impl.DSL.rowNumber;
 import static org.jooq.impl.DSL.select;
-import static org.jooq.impl.DSL.selectOne;
 
 import dev.pgoutbox.db.jooq.tables.OutboxEvents;
 import java.util.ArrayList;
@@ -127,7 +127,15 @@ final class ClaimStatements {
       inRun = inRun.and(r.DEAD_AT.isNull());
     }
     Table<Record1<Long>> run =
-        lateral(select(r.POSITION).from(r).where(inRun).orderBy(r.POSITION).limit(perAggregate))
+        // Ordered as the aggregate index is (type and id are fixed here, so this is position
+        // order): PostgreSQL reads the run off that index rather than walking every pending row
+        // from the head on and filtering out the other aggregates'.
+        lateral(
+                select(r.POSITION)
+                    .from(r)
+                    .where(inRun)
+                    .orderBy(r.AGGREGATE_TYPE, r.AGGREGATE_ID, r.POSITION)
+                    .limit(perAggregate))
             .as("x");
     Field<Long> runPosition = run.field(r.POSITION);
     CommonTableExpression<Record4<String, String, Long, Integer>> chosen =
@@ -206,26 +214,27 @@ final class ClaimStatements {
       Param<Long> scanFrom,
       Param<Integer> headsLimit,
       boolean releaseDeadAggregates) {
-    OutboxEvents earlier = OUTBOX_EVENTS.as("p");
-    Condition earlierPending =
-        earlier
-            .PROCESSED_AT
+    OutboxEvents same = OUTBOX_EVENTS.as("p");
+    Condition samePending =
+        same.PROCESSED_AT
             .isNull()
-            .and(earlier.AGGREGATE_TYPE.eq(e.AGGREGATE_TYPE))
-            .and(earlier.AGGREGATE_ID.eq(e.AGGREGATE_ID))
-            .and(earlier.POSITION.lt(e.POSITION));
+            .and(same.AGGREGATE_TYPE.eq(e.AGGREGATE_TYPE))
+            .and(same.AGGREGATE_ID.eq(e.AGGREGATE_ID));
     if (releaseDeadAggregates) {
-      earlierPending = earlierPending.and(earlier.DEAD_AT.isNull());
+      samePending = samePending.and(same.DEAD_AT.isNull());
     }
     return select
         .from(e)
         .where(e.PROCESSED_AT.isNull())
         .and(e.POSITION.ge(scanFrom))
         .and(isDue(e))
-        // OFFSET 0 keeps the check a probe per candidate row, stopped by the LIMIT: as a join
-        // (hash anti-join, chosen on a table never analysed) it read the whole backlog twice for
-        // every claim.
-        .andNotExists(selectOne().from(earlier).where(earlierPending).offset(DSL.inline(0)))
+        // A head is the first pending row of its aggregate: its position is the aggregate's
+        // lowest. Asked as min(), PostgreSQL reads it off the aggregate index (one descent)
+        // whatever its statistics say. Asked as NOT EXISTS (an earlier pending row), it chose a
+        // sequential scan per candidate once the table was analysed with few aggregates (it
+        // expects to find an earlier row at once; for a head there is none), and every claim read
+        // the whole backlog once per head.
+        .and(e.POSITION.eq(field(select(min(same.POSITION)).from(same).where(samePending))))
         .orderBy(e.POSITION)
         .limit(headsLimit)
         .forUpdate()

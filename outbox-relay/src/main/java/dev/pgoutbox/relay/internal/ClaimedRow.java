@@ -5,7 +5,7 @@ import java.util.UUID;
 import org.jspecify.annotations.Nullable;
 
 /** One claimed row, as read from {@code outbox_events}. */
-public record ClaimedRow(
+record ClaimedRow(
     UUID id,
     long position,
     String aggregateType,

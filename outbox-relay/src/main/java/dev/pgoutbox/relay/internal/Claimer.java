@@ -29,7 +29,7 @@ import org.jspecify.annotations.Nullable;
  *
  * <p>Not thread-safe: one per relay loop (it adapts how many heads it asks for).
  */
-public final class Claimer {
+final class Claimer {
 
   private static final Comparator<ClaimedRow.AggregateKey> AGGREGATE_ORDER =
       Comparator.comparing(ClaimedRow.AggregateKey::id)
@@ -48,12 +48,25 @@ public final class Claimer {
   static final int MAX_HEADS = 1_000;
 
   /** How often a claim scans from the very first pending row instead of the low-water mark. */
-  private static final long FULL_SCAN_EVERY_NANOS = 1_000_000_000L;
+  static final long FULL_SCAN_EVERY_NANOS = 1_000_000_000L;
 
   /** How long a claim's first head must stand before the low-water mark rises to it. */
-  private static final long SETTLE_NANOS = 100_000_000L;
+  static final long SETTLE_NANOS = 100_000_000L;
+
+  /**
+   * A full scan reads every pending row from position 0 when fewer aggregates are pending than it
+   * asks for (a head is the oldest row of its aggregate, so the search cannot stop early): its cost
+   * grows with the backlog. The next one waits at least this many times as long as the last one
+   * took, so full scans take at most about 5% of the relay's time however long the backlog. Without
+   * it, once a full scan took longer than {@link #FULL_SCAN_EVERY_NANOS} every claim was one, and a
+   * relay that fell behind fell further behind.
+   */
+  static final long FULL_SCAN_COST_FACTOR = 20;
 
   private final int batchSize;
+  private final long settleNanos;
+  private final long fullScanEveryNanos;
+  private final long fullScanCostFactor;
   private final Ordering ordering;
   private final boolean releaseDeadAggregates;
   private final int lockNamespace;
@@ -79,7 +92,9 @@ public final class Claimer {
    * late commit, with several writers) is still found by the next claims. Rows below it that become
    * claimable later (a backoff ends, another relay releases an aggregate, a commit later than that)
    * are found by the full scan from position 0 that runs once every {@link #FULL_SCAN_EVERY_NANOS}:
-   * they wait at most that long, and nothing is skipped for good.
+   * they wait at most that long, and nothing is skipped for good. A claim that finds nothing from
+   * the mark on looks from position 0 at once (at most once per settle time): a late commit is
+   * announced by its notification, and waiting for the next full scan would add up to a second.
    */
   private long lowWater;
 
@@ -88,6 +103,8 @@ public final class Claimer {
 
   private long risingSince = System.nanoTime();
   private long nextFullScanNanos = System.nanoTime();
+  private long lastFullScanNanos = System.nanoTime();
+  private long lastFullScanCostNanos;
   private boolean fullScan;
   private int lastHeadsFound = Integer.MAX_VALUE;
 
@@ -101,9 +118,30 @@ public final class Claimer {
    * A claimer for batches of at most {@code batchSize} events of the outbox in {@code schema}
    * (which names the relays' aggregate locks: outboxes in other schemas do not contend).
    */
-  public Claimer(
-      int batchSize, Ordering ordering, DeadLetterPolicy deadLetterPolicy, String schema) {
+  Claimer(int batchSize, Ordering ordering, DeadLetterPolicy deadLetterPolicy, String schema) {
+    this(
+        batchSize,
+        ordering,
+        deadLetterPolicy,
+        schema,
+        SETTLE_NANOS,
+        FULL_SCAN_EVERY_NANOS,
+        FULL_SCAN_COST_FACTOR);
+  }
+
+  /** A claimer with its own settle time and full-scan period and budget, for tests. */
+  Claimer(
+      int batchSize,
+      Ordering ordering,
+      DeadLetterPolicy deadLetterPolicy,
+      String schema,
+      long settleNanos,
+      long fullScanEveryNanos,
+      long fullScanCostFactor) {
     this.batchSize = batchSize;
+    this.fullScanCostFactor = fullScanCostFactor;
+    this.settleNanos = settleNanos;
+    this.fullScanEveryNanos = fullScanEveryNanos;
     this.lockNamespace = Sql.aggregateLockNamespace(schema);
     this.ordering = ordering;
     this.releaseDeadAggregates = deadLetterPolicy == DeadLetterPolicy.RELEASE_AGGREGATE;
@@ -119,7 +157,7 @@ public final class Claimer {
   }
 
   /** A claimer for the outbox in the default schema ({@code public}). */
-  public Claimer(int batchSize, Ordering ordering, DeadLetterPolicy deadLetterPolicy) {
+  Claimer(int batchSize, Ordering ordering, DeadLetterPolicy deadLetterPolicy) {
     this(batchSize, ordering, deadLetterPolicy, "public");
   }
 
@@ -130,9 +168,34 @@ public final class Claimer {
    * <p>Only {@code tx}'s connection is used: the statement names the tables of the schema this
    * claimer was made for, whatever {@code tx}'s settings map them to.
    */
-  public List<ClaimedRow> claim(DSLContext tx) {
-    List<ClaimedRow> rows = ordering == Ordering.STRICT ? claimStrict(tx) : claimUnordered(tx);
+  List<ClaimedRow> claim(DSLContext tx) {
+    List<ClaimedRow> rows = claimOnce(tx);
+    long sinceFullScan = System.nanoTime() - lastFullScanNanos;
+    if (rows.isEmpty()
+        && !fullScan
+        && sinceFullScan >= Math.max(settleNanos, fullScanCostFactor * lastFullScanCostNanos)) {
+      // Nothing from the low-water mark on, yet the relay was woken (or polled): a row below the
+      // mark may have committed late, its writer held up between its insert and its commit for
+      // longer than the settle time (a busy core, a slow trigger). Look from the start now, not at
+      // the next full scan up to a second away. An empty claim is cheap: nothing is pending but
+      // what other relays hold.
+      nextFullScanNanos = System.nanoTime();
+      rows = claimOnce(tx);
+    }
     rows.sort(PUBLISH_ORDER);
+    return rows;
+  }
+
+  private List<ClaimedRow> claimOnce(DSLContext tx) {
+    long started = System.nanoTime();
+    List<ClaimedRow> rows = ordering == Ordering.STRICT ? claimStrict(tx) : claimUnordered(tx);
+    if (fullScan) {
+      lastFullScanCostNanos = System.nanoTime() - started;
+      long earliestNext = started + fullScanCostFactor * lastFullScanCostNanos;
+      if (earliestNext - nextFullScanNanos > 0) {
+        nextFullScanNanos = earliestNext;
+      }
+    }
     return rows;
   }
 
@@ -156,7 +219,8 @@ public final class Claimer {
     long now = System.nanoTime();
     fullScan = now - nextFullScanNanos >= 0;
     if (fullScan) {
-      nextFullScanNanos = now + FULL_SCAN_EVERY_NANOS;
+      lastFullScanNanos = now;
+      nextFullScanNanos = now + fullScanEveryNanos;
       return 0;
     }
     return lowWater;
@@ -175,7 +239,7 @@ public final class Claimer {
       return;
     }
     risingTo = Math.min(risingTo, firstFound);
-    if (now - risingSince >= SETTLE_NANOS) {
+    if (now - risingSince >= settleNanos) {
       lowWater = risingTo;
       risingTo = Long.MAX_VALUE;
       risingSince = now;

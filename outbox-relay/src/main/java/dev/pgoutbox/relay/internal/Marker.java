@@ -19,14 +19,14 @@ import org.jooq.exception.DataAccessException;
  * <p>Only the connection of the {@code tx} passed in is used: the statements name the tables of the
  * schema this marker was made for.
  */
-public final class Marker {
+final class Marker {
 
   private final RenderedStatement published;
   private final RenderedStatement retry;
   private final RenderedStatement dead;
 
   /** A marker for the outbox in {@code schema} that completes published events as told. */
-  public Marker(Completion completion, String schema) {
+  Marker(Completion completion, String schema) {
     this.published =
         completion == Completion.DELETE
             ? MarkStatements.deleted(schema)
@@ -36,7 +36,7 @@ public final class Marker {
   }
 
   /** A marker for the outbox in the default schema ({@code public}). */
-  public Marker(Completion completion) {
+  Marker(Completion completion) {
     this(completion, OutboxSchema.DEFAULT_SCHEMA);
   }
 
@@ -47,7 +47,7 @@ public final class Marker {
    *
    * @return rows marked; fewer than {@code positions} means some were no longer this relay's
    */
-  public int published(DSLContext tx, List<Long> positions) {
+  int published(DSLContext tx, List<Long> positions) {
     if (positions.isEmpty()) {
       return 0;
     }
@@ -73,7 +73,7 @@ public final class Marker {
    *
    * @return rows recorded; fewer than {@code failures} means some were no longer this relay's
    */
-  public int failed(DSLContext tx, List<Failure> failures) {
+  int failed(DSLContext tx, List<Failure> failures) {
     if (failures.isEmpty()) {
       return 0;
     }
@@ -128,5 +128,5 @@ public final class Marker {
    * @param dead whether to dead-letter it
    * @param retryIn backoff before the next attempt (ignored when dead)
    */
-  public record Failure(UUID id, int attempts, String reason, boolean dead, Duration retryIn) {}
+  record Failure(UUID id, int attempts, String reason, boolean dead, Duration retryIn) {}
 }

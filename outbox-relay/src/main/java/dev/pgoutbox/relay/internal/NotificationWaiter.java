@@ -89,6 +89,29 @@ public final class NotificationWaiter implements AutoCloseable {
     }
   }
 
+  /**
+   * Reads, without waiting, the notifications that have arrived, and returns how many there were.
+   * The relay calls it between back-to-back full batches: it does not need them then, but unread
+   * notifications pile up in the socket and in PostgreSQL's notification queue (one per writer
+   * transaction, thousands a second under load), the LISTEN session blocks writing them, and the
+   * next wait has to read the whole pile before it returns, which stalled the relay for seconds and
+   * lets the queue fill until writers' NOTIFYs fail.
+   */
+  public int drain() {
+    if (pg == null) {
+      return 0;
+    }
+    try {
+      PGNotification[] notifications = pg.getNotifications();
+      return notifications == null ? 0 : notifications.length;
+    } catch (SQLException e) {
+      log.warn("LISTEN connection lost ({}); reconnecting", e.getMessage());
+      closeConnection();
+      nextConnectNanos = System.nanoTime();
+      return 0;
+    }
+  }
+
   private boolean connect() {
     try {
       Connection opened = factory.open();

@@ -102,6 +102,11 @@ public final class RelayLoop implements Runnable {
         int claimed;
         do {
           claimed = runner.runOnce();
+          if (claimed >= batchSize && waiter != null) {
+            // Going on at once anyway: read what writers announced meanwhile so it cannot pile up.
+            // After a short batch they are left for the wait, which then returns at once.
+            waiter.drain();
+          }
         } while (running && claimed >= batchSize && System.nanoTime() - sliceEnd < 0);
         errorBackoff = INITIAL_ERROR_BACKOFF;
         if (claimed >= batchSize) {

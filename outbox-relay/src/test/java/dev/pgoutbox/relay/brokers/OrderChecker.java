@@ -3,8 +3,9 @@ package dev.pgoutbox.relay.brokers;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.pgoutbox.relay.OutboxMessage;
+import dev.pgoutbox.testing.DeliveryChecker;
+import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
@@ -13,24 +14,22 @@ import java.util.UUID;
 import org.jspecify.annotations.Nullable;
 
 /**
- * An independent checker of what a consumer read back from a broker: no event lost, none foreign,
- * each aggregate's events first seen in seq order, headers intact; duplicates are counted, not
- * failed (delivery is at least once). Thread-safe.
+ * What a consumer read back from a broker, checked: the {@link DeliveryChecker} for the order
+ * (nothing lost, each aggregate's events first seen in seq order, duplicates counted, not failed:
+ * delivery is at least once), plus what only a broker test can see: no foreign event, and the id,
+ * aggregate, payload and {@code traceparent} of each one as written. Thread-safe.
  */
 public final class OrderChecker {
 
   private final Map<UUID, OutboxMessage> expected;
-  private final int aggregates;
-  private final int perAggregate;
+  private final Map<String, Integer> written;
+  private final DeliveryChecker delivery = new DeliveryChecker();
   private final Set<UUID> seen = new HashSet<>();
-  private final Map<String, List<Integer>> firstSeenSeqs = new HashMap<>();
   private final List<String> problems = new ArrayList<>();
-  private int duplicates;
 
-  OrderChecker(Map<UUID, OutboxMessage> expected, int aggregates, int perAggregate) {
+  OrderChecker(Map<UUID, OutboxMessage> expected, Map<String, Integer> written) {
     this.expected = expected;
-    this.aggregates = aggregates;
-    this.perAggregate = perAggregate;
+    this.written = written;
   }
 
   /**
@@ -62,13 +61,8 @@ public final class OrderChecker {
               + ", expected "
               + m.headers().get("traceparent"));
     }
-    if (!seen.add(eventId)) {
-      duplicates++;
-      return;
-    }
-    firstSeenSeqs
-        .computeIfAbsent(aggregateId, k -> new ArrayList<>())
-        .add(TestEvents.seqOf(payload));
+    seen.add(eventId);
+    delivery.receive(payload.getBytes(StandardCharsets.UTF_8), System.currentTimeMillis());
   }
 
   /** How many distinct events arrived so far. */
@@ -77,21 +71,15 @@ public final class OrderChecker {
   }
 
   /** How many redeliveries arrived. */
-  public synchronized int duplicates() {
-    return duplicates;
+  public long duplicates() {
+    return delivery.duplicates();
   }
 
   /** Asserts nothing lost, nothing foreign or altered, every aggregate in order. */
   public synchronized void assertComplete() {
     assertThat(problems).as("malformed or foreign messages").isEmpty();
     assertThat(seen).as("distinct events received").hasSize(expected.size());
-    assertThat(firstSeenSeqs).as("aggregates received").hasSize(aggregates);
-    List<Integer> inOrder = new ArrayList<>();
-    for (int s = 1; s <= perAggregate; s++) {
-      inOrder.add(s);
-    }
-    firstSeenSeqs.forEach(
-        (aggregate, seqs) ->
-            assertThat(seqs).as("seqs of %s, in arrival order", aggregate).isEqualTo(inOrder));
+    assertThat(delivery.missing(written)).as("events lost").isZero();
+    assertThat(delivery.reordered()).as("first deliveries out of seq order").isZero();
   }
 }

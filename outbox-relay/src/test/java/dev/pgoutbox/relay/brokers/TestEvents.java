@@ -118,7 +118,11 @@ public final class TestEvents {
 
   /** A checker expecting every one of these events. */
   public OrderChecker checker() {
-    return new OrderChecker(byId, aggregates, perAggregate);
+    Map<String, Integer> written = new HashMap<>();
+    for (int a = 0; a < aggregates; a++) {
+      written.put(aggregateId(a), perAggregate);
+    }
+    return new OrderChecker(byId, written);
   }
 
   /** The {@code seq} read back from a payload this class made (whatever its JSON layout). */

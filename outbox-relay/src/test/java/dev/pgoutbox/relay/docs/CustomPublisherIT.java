@@ -5,14 +5,14 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
-import dev.pgoutbox.db.testing.Eventually;
-import dev.pgoutbox.db.testing.TestSchema;
 import dev.pgoutbox.relay.OutboxRelay;
 import dev.pgoutbox.relay.Publisher;
 import dev.pgoutbox.relay.RelayConfig;
 import dev.pgoutbox.relay.docs.BrokerClient.Message;
 import dev.pgoutbox.relay.docs.InMemoryBroker.Reaction;
 import dev.pgoutbox.relay.testing.EventRows;
+import dev.pgoutbox.testing.Eventually;
+import dev.pgoutbox.testing.TestSchema;
 import io.github.resilience4j.core.IntervalFunction;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;

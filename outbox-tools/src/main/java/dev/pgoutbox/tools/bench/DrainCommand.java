@@ -1,0 +1,269 @@
+package dev.pgoutbox.tools.bench;
+
+import dev.pgoutbox.relay.Completion;
+import dev.pgoutbox.relay.Ordering;
+import dev.pgoutbox.relay.PublishTracing;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
+
+/** {@code bench drain}: relays drain a preloaded outbox; compared with the SQL-only ceiling. */
+@Command(
+    name = "drain",
+    mixinStandardHelpOptions = true,
+    description =
+        "Preload --events over --aggregates, drain them with --relays relays, then run the"
+            + " SQL-only ceiling (and, if asked, the naive relay and PostgreSQL's own loop) on"
+            + " identical data and report the ratios.")
+final class DrainCommand implements Callable<Integer> {
+
+  @Mixin BenchOptions options;
+
+  @Mixin DataOptions data;
+
+  @Mixin RelayOptions relaysOptions;
+
+  @Mixin BenchPublishers publishers;
+
+  @Option(names = "--no-ceiling", description = "Skip the ceiling run")
+  boolean noCeiling;
+
+  @Option(
+      names = "--with-baseline",
+      description =
+          "Also run the continuous naive relay (bench baseline --continuous, same --relays and"
+              + " --batch) on identical data: baseline_events_per_s, ratio_to_baseline")
+  boolean withBaseline;
+
+  @Option(
+      names = "--with-batched-baseline",
+      description =
+          "Also run the naive relay with its per-row UPDATEs sent as one JDBC batch (bench"
+              + " baseline --continuous --batched-marks) on identical data:"
+              + " batched_baseline_events_per_s, ratio_to_batched_baseline")
+  boolean withBatchedBaseline;
+
+  @Option(
+      names = "--with-limit",
+      description =
+          "Also run PostgreSQL's own loop (bench limit, --relays sessions, same --completion) on"
+              + " identical data: limit_events_per_s, ratio_to_limit")
+  boolean withLimit;
+
+  @Option(
+      names = "--with-tracing",
+      description =
+          "Give every event a stored traceparent and also drain with OpenTelemetry tracing, a span"
+              + " per event exported through a batch span processor to a discarding exporter:"
+              + " child of the stored context (traced_events_per_s, ratio_traced_to_drain) and"
+              + " linked to it (linked_events_per_s, ratio_linked_to_drain)")
+  boolean withTracing;
+
+  @Option(
+      names = "--rounds",
+      defaultValue = "1",
+      description =
+          "Run the drain and its yardsticks this many times, alternating their order (reversed"
+              + " every other round), one line per round and then one with the median, min and"
+              + " max of each rate and ratio (default ${DEFAULT-VALUE})")
+  int rounds;
+
+  @Option(
+      names = "--warmup",
+      description =
+          "First drain up to 20000 events, unreported, so the relay runs JIT-compiled in every"
+              + " measured round (a cold first drain is much slower than the next)")
+  boolean warmup;
+
+  @Override
+  public Integer call() throws Exception {
+    Drains.Setup setup = setup(options, data, relaysOptions);
+    if (rounds < 1) {
+      throw new IllegalArgumentException("--rounds must be at least 1, was " + rounds);
+    }
+    try (BenchDatabase db = BenchDatabase.open(options);
+        BenchPublishers.Session session = publishers.open()) {
+      if (warmup) {
+        Drains.relays(
+            db,
+            new Drains.Setup(
+                Math.min(setup.events(), 20_000),
+                Math.min(setup.aggregates(), 2_000),
+                setup.relays(),
+                setup.batch(),
+                setup.ordering(),
+                setup.completion()),
+            session.factory());
+      }
+      List<Result> results = new ArrayList<>();
+      boolean verified = true;
+      for (int round = 1; round <= rounds; round++) {
+        Result result = round(db, session, setup, round % 2 == 0);
+        if (rounds > 1) {
+          result.put("round", round);
+        }
+        db.describe(result);
+        result.print(System.out, options.json);
+        verified &= result.verified();
+        results.add(result);
+      }
+      if (rounds > 1) {
+        Result summary = Result.summarize("drain", results);
+        summary.print(System.out, options.json);
+      }
+      return verified ? 0 : 1;
+    }
+  }
+
+  /** One drain and the yardsticks asked for, each on identical data, in order or reversed. */
+  private Result round(
+      BenchDatabase db, BenchPublishers.Session session, Drains.Setup setup, boolean reversed)
+      throws Exception {
+    Map<String, Drains.Outcome> outcomes = new LinkedHashMap<>();
+    List<String> order = new ArrayList<>(List.of("drain"));
+    if (!noCeiling) {
+      order.add("ceiling");
+    }
+    if (withBaseline) {
+      order.add("baseline");
+    }
+    if (withBatchedBaseline) {
+      order.add("batched_baseline");
+    }
+    if (withLimit) {
+      order.add("limit");
+    }
+    if (withTracing) {
+      order.add("traced");
+      order.add("linked");
+    }
+    if (reversed) {
+      Collections.reverse(order);
+    }
+    for (String run : order) {
+      outcomes.put(
+          run,
+          switch (run) {
+            case "drain" ->
+                Drains.relays(db, setup, session.factory(), PublishTracing.NONE, withTracing);
+            case "traced" -> BenchTracing.drain(db, setup, session.factory(), false);
+            case "linked" -> BenchTracing.drain(db, setup, session.factory(), true);
+            case "ceiling" -> Drains.ceiling(db, setup);
+            case "baseline" -> Drains.baseline(db, setup, false);
+            case "batched_baseline" -> Drains.baseline(db, setup, true);
+            default -> Drains.limit(db, setup, setup.relays(), Drains.LIMIT_ROWS_PER_COMMIT);
+          });
+    }
+    Drains.Outcome drain = outcomes.get("drain");
+    Result result = describe(new Result("drain"), setup).put("publisher", publishers.publisher);
+    fill(result, drain);
+    for (String traced : List.of("traced", "linked")) {
+      Drains.Outcome outcome = outcomes.get(traced);
+      if (outcome != null) {
+        result.put(traced + "_events_per_s", Result.round(outcome.eventsPerSecond(), 0));
+        result.put(
+            "ratio_" + traced + "_to_drain",
+            Result.round(outcome.eventsPerSecond() / drain.eventsPerSecond(), 3));
+      }
+    }
+    Drains.Outcome ceiling = outcomes.get("ceiling");
+    if (ceiling != null) {
+      result.put("ceiling_events_per_s", Result.round(ceiling.eventsPerSecond(), 0));
+      result.put(
+          "ratio_to_ceiling", Result.round(drain.eventsPerSecond() / ceiling.eventsPerSecond(), 3));
+    }
+    Drains.Outcome baseline = outcomes.get("baseline");
+    if (baseline != null) {
+      result.put("baseline_events_per_s", Result.round(baseline.eventsPerSecond(), 0));
+      result.put(
+          "ratio_to_baseline",
+          Result.round(drain.eventsPerSecond() / baseline.eventsPerSecond(), 3));
+      // The naive relay promises no order: its reordering is reported, not a failure.
+      Deliveries.Check check = baseline.check();
+      if (check != null) {
+        check.into(result, "baseline_");
+      }
+    }
+    Drains.Outcome batched = outcomes.get("batched_baseline");
+    if (batched != null) {
+      result.put("batched_baseline_events_per_s", Result.round(batched.eventsPerSecond(), 0));
+      result.put(
+          "ratio_to_batched_baseline",
+          Result.round(drain.eventsPerSecond() / batched.eventsPerSecond(), 3));
+      Deliveries.Check check = batched.check();
+      if (check != null) {
+        check.into(result, "batched_baseline_");
+      }
+    }
+    Drains.Outcome limit = outcomes.get("limit");
+    if (limit != null) {
+      result.put("limit_events_per_s", Result.round(limit.eventsPerSecond(), 0));
+      result.put(
+          "ratio_to_limit", Result.round(drain.eventsPerSecond() / limit.eventsPerSecond(), 3));
+      result.put("limit_remaining", limit.remaining());
+    }
+    return result;
+  }
+
+  static Drains.Setup setup(BenchOptions options, DataOptions data, RelayOptions relays) {
+    int n = data.events(options);
+    int a = data.aggregates(options);
+    if (n < 1 || a < 1 || relays.relays < 1 || data.batch < 1 || data.batch > 10_000) {
+      throw new IllegalArgumentException(
+          "--events, --aggregates and --relays must be at least 1, --batch between 1 and 10000");
+    }
+    return new Drains.Setup(
+        n,
+        a,
+        relays.relays,
+        data.batch,
+        orderingOf(relays.ordering),
+        completionOf(relays.completion));
+  }
+
+  static Ordering orderingOf(String value) {
+    return switch (value) {
+      case "strict" -> Ordering.STRICT;
+      case "unordered" -> Ordering.UNORDERED;
+      default ->
+          throw new IllegalArgumentException(
+              "--ordering must be strict or unordered, was " + value);
+    };
+  }
+
+  static Completion completionOf(String value) {
+    return switch (value) {
+      case "mark" -> Completion.MARK_PROCESSED;
+      case "delete" -> Completion.DELETE;
+      default ->
+          throw new IllegalArgumentException("--completion must be mark or delete, was " + value);
+    };
+  }
+
+  static Result describe(Result result, Drains.Setup setup) {
+    return result
+        .put("events", setup.events())
+        .put("aggregates", setup.aggregates())
+        .put("relays", setup.relays())
+        .put("batch", setup.batch())
+        .put("ordering", setup.ordering().name().toLowerCase(java.util.Locale.ROOT))
+        .put("completion", setup.completion() == Completion.DELETE ? "delete" : "mark");
+  }
+
+  static void fill(Result result, Drains.Outcome outcome) {
+    result
+        .put("seconds", Result.round(outcome.seconds(), 3))
+        .put("events_per_s", Result.round(outcome.eventsPerSecond(), 0));
+    Deliveries.Check check = outcome.check();
+    if (check != null) {
+      check.into(result);
+    }
+    result.put("remaining", outcome.remaining());
+  }
+}

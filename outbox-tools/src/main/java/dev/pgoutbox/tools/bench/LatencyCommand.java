@@ -1,0 +1,352 @@
+package dev.pgoutbox.tools.bench;
+
+import dev.pgoutbox.core.Outbox;
+import dev.pgoutbox.core.OutboxEvent;
+import dev.pgoutbox.relay.OutboxMessage;
+import dev.pgoutbox.relay.OutboxRelay;
+import dev.pgoutbox.relay.PublishResult;
+import dev.pgoutbox.relay.RelayConfig;
+import dev.pgoutbox.relay.RelayListener;
+import java.sql.Connection;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.LockSupport;
+import org.HdrHistogram.Histogram;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
+
+/**
+ * {@code bench latency}: commit-to-publish latency while writers commit one-event transactions at a
+ * steady rate, with the relay woken by notifications or polling.
+ */
+@Command(
+    name = "latency",
+    mixinStandardHelpOptions = true,
+    description =
+        "--writers commit one-event transactions at --rate events/s for --seconds while relays"
+            + " run (wake-up on, or --poll-only); commit-to-publish percentiles.")
+final class LatencyCommand implements Callable<Integer> {
+
+  @Mixin BenchOptions options;
+
+  @Option(
+      names = "--writers",
+      defaultValue = "4",
+      description = "Writers (default ${DEFAULT-VALUE})")
+  int writers;
+
+  @Option(
+      names = "--rate",
+      defaultValue = "500",
+      description = "Events/s in all (default ${DEFAULT-VALUE})")
+  int rate;
+
+  @Option(names = "--seconds", description = "Duration (default 30; --quick 3)")
+  Integer seconds;
+
+  @Option(names = "--relays", defaultValue = "1", description = "Relays (default ${DEFAULT-VALUE})")
+  int relays;
+
+  @Option(names = "--poll-only", description = "Relays poll instead of listening for notifications")
+  boolean pollOnly;
+
+  @Option(
+      names = "--max-drain-seconds",
+      defaultValue = "300",
+      description =
+          "After writing stops, wait at most this long for the rest; lost counts what still has"
+              + " not arrived (default ${DEFAULT-VALUE})")
+  int maxDrainSeconds;
+
+  @Option(
+      names = "--progress-seconds",
+      defaultValue = "0",
+      description =
+          "Print committed/published/pending and the window's slowest batch to stderr this often"
+              + " (0: never; default ${DEFAULT-VALUE})")
+  int progressSeconds;
+
+  @Option(
+      names = "--warmup-seconds",
+      defaultValue = "0",
+      description =
+          "Write at --rate this long first: those events are published and checked but left out of"
+              + " every percentile, so the figures describe a relay the JIT has compiled, as a"
+              + " long-running one is (default ${DEFAULT-VALUE})")
+  int warmupSeconds;
+
+  @Option(
+      names = "--poll-interval-ms",
+      defaultValue = "1000",
+      description = "Relay poll interval (default ${DEFAULT-VALUE})")
+  long pollIntervalMillis;
+
+  @Override
+  public Integer call() throws Exception {
+    int duration = seconds != null ? seconds : options.quick ? 3 : 30;
+    if (writers < 1
+        || rate < 1
+        || relays < 1
+        || maxDrainSeconds < 0
+        || progressSeconds < 0
+        || warmupSeconds < 0) {
+      throw new IllegalArgumentException(
+          "--writers, --rate and --relays must be at least 1, --max-drain-seconds,"
+              + " --progress-seconds and --warmup-seconds at least 0");
+    }
+    long pendingAtEnd;
+    double writeSeconds;
+    double waitedSeconds;
+    Double drainSeconds = null;
+    try (BenchDatabase db = BenchDatabase.open(options)) {
+      db.resetSchema();
+      Outbox outbox = Outbox.builder().schema(db.schema()).build();
+      Map<UUID, Long> committedAt = new ConcurrentHashMap<>();
+      Map<UUID, Long> publishedAt = new ConcurrentHashMap<>();
+      Deliveries deliveries = new Deliveries();
+      RelayConfig config =
+          RelayConfig.builder()
+              .listenForNotifications(!pollOnly)
+              .pollInterval(Duration.ofMillis(pollIntervalMillis))
+              .build();
+      List<OutboxRelay> running = new ArrayList<>();
+      List<ScheduledExecutorService> executors = new ArrayList<>();
+      Map<String, Integer> written = new ConcurrentHashMap<>();
+      Histogram batchMicros = new Histogram(3_600_000_000L, 3);
+      Histogram windowMicros = new Histogram(3_600_000_000L, 3);
+      LatencyBreakdown breakdown = new LatencyBreakdown();
+      // Percentiles count only what happens from here on (after --warmup-seconds of writing).
+      AtomicLong measureFrom = new AtomicLong(Long.MAX_VALUE);
+      RelayListener batchTimer =
+          new RelayListener() {
+            @Override
+            public void onBatch(BatchReport report) {
+              if (System.nanoTime() - report.duration().toNanos() < measureFrom.get()) {
+                return;
+              }
+              long micros = Math.max(1, report.duration().toNanos() / 1000);
+              synchronized (batchMicros) {
+                batchMicros.recordValue(micros);
+              }
+              synchronized (windowMicros) {
+                windowMicros.recordValue(micros);
+              }
+              breakdown.onBatch(report.duration());
+            }
+          };
+      try {
+        for (int i = 0; i < relays; i++) {
+          // Two threads, as the relay's docs advise: its gauge refresh must not queue behind it.
+          ScheduledExecutorService executor =
+              Executors.newScheduledThreadPool(2, Thread.ofVirtual().factory());
+          executors.add(executor);
+          OutboxRelay relay =
+              OutboxRelay.builder()
+                  .name("latency-" + i)
+                  .dataSource(db.pool(2))
+                  .schema(db.schema())
+                  .executor(executor)
+                  .config(config)
+                  .listener(batchTimer)
+                  .publisher(
+                      batch -> {
+                        long now = System.nanoTime();
+                        for (OutboxMessage message : batch) {
+                          publishedAt.putIfAbsent(message.id(), now);
+                        }
+                        deliveries.addAll(batch);
+                        return CompletableFuture.completedFuture(
+                            Collections.nCopies(batch.size(), PublishResult.published()));
+                      })
+                  .build();
+          running.add(relay);
+          relay.start();
+        }
+        TimeUnit.MILLISECONDS.sleep(500); // relays idle and listening
+
+        ExecutorService writerThreads = Executors.newFixedThreadPool(writers);
+        List<Future<Map<String, Integer>>> futures = new ArrayList<>();
+        long intervalNanos = TimeUnit.SECONDS.toNanos(1) * writers / rate;
+        long total = (long) rate * (duration + warmupSeconds) / writers;
+        long writeStart = System.nanoTime();
+        measureFrom.set(writeStart + TimeUnit.SECONDS.toNanos(warmupSeconds));
+        // Writers that cannot keep --rate stop at the end of --seconds anyway: events_per_s then
+        // tells the rate they reached.
+        long writeDeadline = writeStart + TimeUnit.SECONDS.toNanos(duration + warmupSeconds);
+        for (int w = 0; w < writers; w++) {
+          int writer = w;
+          futures.add(
+              writerThreads.submit(
+                  () ->
+                      write(db, outbox, writer, total, intervalNanos, writeDeadline, committedAt)));
+        }
+        Progress progress = new Progress(committedAt, publishedAt, windowMicros);
+        for (Future<Map<String, Integer>> future : futures) {
+          while (!future.isDone()) {
+            progress.maybePrint(writeStart, progressSeconds, "writing");
+            TimeUnit.MILLISECONDS.sleep(20);
+          }
+          written.putAll(future.get());
+        }
+        writerThreads.shutdownNow();
+        long writeEnd = System.nanoTime();
+        writeSeconds = (writeEnd - writeStart) / 1e9;
+        long expected = committedAt.size();
+        pendingAtEnd = Math.max(0, expected - publishedAt.size());
+        long deadline = writeEnd + TimeUnit.SECONDS.toNanos(maxDrainSeconds);
+        while (publishedAt.size() < expected && System.nanoTime() < deadline) {
+          progress.maybePrint(writeStart, progressSeconds, "draining");
+          TimeUnit.MILLISECONDS.sleep(20);
+        }
+        long drainEnd = System.nanoTime();
+        waitedSeconds = (drainEnd - writeEnd) / 1e9;
+        if (publishedAt.size() >= expected) {
+          drainSeconds = Result.round(waitedSeconds, 3);
+        }
+      } finally {
+        running.forEach(OutboxRelay::close);
+        executors.forEach(ExecutorService::shutdownNow);
+      }
+
+      Histogram latency = new Histogram(3_600_000_000L, 3);
+      Map<UUID, Long> measured = new HashMap<>();
+      committedAt.forEach(
+          (id, committed) -> {
+            if (committed >= measureFrom.get()) {
+              measured.put(id, committed);
+            }
+          });
+      for (Map.Entry<UUID, Long> commit : measured.entrySet()) {
+        Long published = publishedAt.get(commit.getKey());
+        if (published != null) {
+          // A relay can see the commit before the writer's thread records it: count that as 0.
+          latency.recordValue(Math.max(1, (published - commit.getValue()) / 1000));
+        }
+      }
+      Result result =
+          new Result("latency")
+              .put("writers", writers)
+              .put("rate", rate)
+              .put("relays", relays)
+              .put("wake_up", pollOnly ? "poll-only" : "notify")
+              .put("poll_interval_ms", pollIntervalMillis)
+              .put("events", committedAt.size())
+              .put("seconds", duration)
+              .put("warmup_seconds", warmupSeconds)
+              .put("measured_events", measured.size())
+              // What the writers achieved: below --rate when the machine could not keep their pace.
+              .put("write_seconds", Result.round(writeSeconds, 3))
+              .put("events_per_s", Result.round(committedAt.size() / writeSeconds, 0))
+              // Within one second of writes behind when writing stopped.
+              .put("kept_up", pendingAtEnd <= rate)
+              .put("pending_at_end", pendingAtEnd)
+              .put("drain_seconds", drainSeconds)
+              .put("waited_s", Result.round(waitedSeconds, 3))
+              .put("p50_ms", Result.round(latency.getValueAtPercentile(50) / 1000.0, 3))
+              .put("p99_ms", Result.round(latency.getValueAtPercentile(99) / 1000.0, 3))
+              .put("max_ms", Result.round(latency.getMaxValue() / 1000.0, 3))
+              .put("batches", batchMicros.getTotalCount())
+              .put("batch_p50_ms", Result.round(batchMicros.getValueAtPercentile(50) / 1000.0, 3))
+              .put("batch_p99_ms", Result.round(batchMicros.getValueAtPercentile(99) / 1000.0, 3));
+      if (relays == 1) {
+        breakdown.into(result, measured, publishedAt);
+      }
+      // lost: events that had still not arrived waited_s after writing stopped.
+      deliveries.check(written).into(result);
+      db.describe(result);
+      result.print(System.out, options.json);
+      return result.verified() ? 0 : 1;
+    }
+  }
+
+  /** One writer: {@code total} one-event transactions, paced; returns highest seq per aggregate. */
+  private static Map<String, Integer> write(
+      BenchDatabase db,
+      Outbox outbox,
+      int writer,
+      long total,
+      long intervalNanos,
+      long deadline,
+      Map<UUID, Long> committedAt)
+      throws Exception {
+    Map<String, Integer> seqs = new HashMap<>();
+    try (Connection connection = db.connect()) {
+      connection.setAutoCommit(false);
+      long start = System.nanoTime() + writer * intervalNanos / 4;
+      for (long i = 0; i < total && System.nanoTime() - deadline < 0; i++) {
+        long due = start + i * intervalNanos;
+        long wait = due - System.nanoTime();
+        if (wait > 0) {
+          LockSupport.parkNanos(wait);
+        }
+        String aggregate = "w" + writer + "-agg-" + (i % 50);
+        int seq = seqs.merge(aggregate, 1, Integer::sum);
+        UUID id =
+            outbox.append(
+                connection,
+                OutboxEvent.of(
+                    "order", aggregate, "order.step", Map.of("aggregate", aggregate, "seq", seq)));
+        connection.commit();
+        committedAt.put(id, System.nanoTime());
+      }
+    }
+    return seqs;
+  }
+
+  /** Progress lines on stderr, for watching a run fall behind (or not). */
+  private static final class Progress {
+    private final Map<UUID, Long> committedAt;
+    private final Map<UUID, Long> publishedAt;
+    private final Histogram windowMicros;
+    private long last = System.nanoTime();
+
+    Progress(Map<UUID, Long> committedAt, Map<UUID, Long> publishedAt, Histogram windowMicros) {
+      this.committedAt = committedAt;
+      this.publishedAt = publishedAt;
+      this.windowMicros = windowMicros;
+    }
+
+    void maybePrint(long start, int everySeconds, String phase) {
+      long now = System.nanoTime();
+      if (everySeconds <= 0 || now - last < TimeUnit.SECONDS.toNanos(everySeconds)) {
+        return;
+      }
+      last = now;
+      long committed = committedAt.size();
+      long published = publishedAt.size();
+      long batches;
+      double slowestMillis;
+      synchronized (windowMicros) {
+        batches = windowMicros.getTotalCount();
+        slowestMillis = windowMicros.getMaxValue() / 1000.0;
+        windowMicros.reset();
+      }
+      System.err.printf(
+          java.util.Locale.ROOT,
+          "latency: t=%.0fs %s committed=%d published=%d pending=%d batches=%d"
+              + " slowest_batch_ms=%.1f%n",
+          (now - start) / 1e9,
+          phase,
+          committed,
+          published,
+          Math.max(0, committed - published),
+          batches,
+          slowestMillis);
+    }
+  }
+}

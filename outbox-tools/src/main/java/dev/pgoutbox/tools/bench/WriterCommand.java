@@ -1,0 +1,214 @@
+package dev.pgoutbox.tools.bench;
+
+import dev.pgoutbox.core.Outbox;
+import dev.pgoutbox.core.OutboxEvent;
+import dev.pgoutbox.db.OutboxSchema;
+import java.math.BigDecimal;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.util.ArrayList;
+import java.util.EnumMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.Callable;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
+
+/**
+ * {@code bench writer}: what the outbox costs a business transaction. An order and three items
+ * alone; plus one outbox event (notify trigger off, then on); plus one plain INSERT of the same
+ * payload into an unindexed table, the physical floor of writing anything more.
+ */
+@Command(
+    name = "writer",
+    mixinStandardHelpOptions = true,
+    description =
+        "Business transaction alone, + one outbox event (trigger off/on), + one unindexed INSERT"
+            + " (the floor); tx/s per --clients, ratio_to_floor for the outbox with the trigger off.")
+final class WriterCommand implements Callable<Integer> {
+
+  private enum Variant {
+    BUSINESS,
+    FLOOR,
+    OUTBOX,
+    OUTBOX_NOTIFY
+  }
+
+  @Mixin BenchOptions options;
+
+  @Option(
+      names = "--clients",
+      split = ",",
+      description = "Concurrent clients, one result line each (default 1,4)")
+  List<Integer> clients;
+
+  @Option(
+      names = "--seconds",
+      description = "Measured seconds per variant and client count (default 12; --quick 2)")
+  Integer seconds;
+
+  @Option(
+      names = "--rounds",
+      defaultValue = "3",
+      description = "The variants take turns this many times, so load drift hits all alike")
+  int rounds;
+
+  @Override
+  public Integer call() throws Exception {
+    List<Integer> clientCounts = clients != null ? clients : List.of(1, 4);
+    int secondsPerVariant = seconds != null ? seconds : options.quick ? 2 : 12;
+    boolean allVerified = true;
+    try (BenchDatabase db = BenchDatabase.open(options)) {
+      db.resetSchema();
+      createBusinessTables(db);
+      Outbox outbox = Outbox.builder().schema(db.schema()).build();
+      for (int clientCount : clientCounts) {
+        Map<Variant, Long> committed = new EnumMap<>(Variant.class);
+        Map<Variant, Double> elapsed = new EnumMap<>(Variant.class);
+        long sliceMillis = Math.max(200, secondsPerVariant * 1000L / rounds);
+        for (int round = 0; round < rounds; round++) {
+          for (Variant variant : Variant.values()) {
+            OutboxSchema.setNotifyTrigger(
+                db.pool(1), db.schema(), variant == Variant.OUTBOX_NOTIFY);
+            long start = System.nanoTime();
+            long count = run(db, outbox, variant, clientCount, sliceMillis);
+            committed.merge(variant, count, Long::sum);
+            elapsed.merge(variant, (System.nanoTime() - start) / 1e9, Double::sum);
+          }
+        }
+        long outboxRows = db.queryLong("SELECT count(*) FROM outbox_events");
+        long outboxCommits = committed.get(Variant.OUTBOX) + committed.get(Variant.OUTBOX_NOTIFY);
+        Result result = new Result("writer").put("clients", clientCount);
+        Map<Variant, Double> rate = new EnumMap<>(Variant.class);
+        for (Variant variant : Variant.values()) {
+          rate.put(variant, committed.get(variant) / elapsed.get(variant));
+        }
+        result
+            .put("seconds", secondsPerVariant)
+            .put("business_tx_per_s", Result.round(rate.get(Variant.BUSINESS), 0))
+            .put("floor_tx_per_s", Result.round(rate.get(Variant.FLOOR), 0))
+            .put("outbox_tx_per_s", Result.round(rate.get(Variant.OUTBOX), 0))
+            .put("outbox_notify_tx_per_s", Result.round(rate.get(Variant.OUTBOX_NOTIFY), 0))
+            .put("events", outboxCommits)
+            .put("events_per_s", Result.round(rate.get(Variant.OUTBOX), 0))
+            .put(
+                "ratio_to_floor",
+                Result.round(rate.get(Variant.OUTBOX) / rate.get(Variant.FLOOR), 3))
+            .put(
+                "ratio_notify_to_floor",
+                Result.round(rate.get(Variant.OUTBOX_NOTIFY) / rate.get(Variant.FLOOR), 3))
+            // Committed outbox transactions against rows in the table; nothing is delivered, so
+            // no order is checked.
+            .put("lost", outboxCommits - outboxRows)
+            .put("duplicates", Math.max(0, outboxRows - outboxCommits));
+        db.describe(result);
+        result.print(System.out, options.json);
+        allVerified &= result.verified();
+        db.execute("TRUNCATE outbox_events, bench_order_items, bench_orders, bench_floor");
+      }
+      OutboxSchema.setNotifyTrigger(db.pool(1), db.schema(), true);
+    }
+    return allVerified ? 0 : 1;
+  }
+
+  private static void createBusinessTables(BenchDatabase db) throws Exception {
+    db.execute(
+        "CREATE TABLE bench_orders (id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,"
+            + " customer_id text NOT NULL, total numeric(12,2) NOT NULL,"
+            + " created_at timestamptz NOT NULL DEFAULT now())");
+    db.execute(
+        "CREATE TABLE bench_order_items (id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,"
+            + " order_id bigint NOT NULL REFERENCES bench_orders (id), sku text NOT NULL,"
+            + " quantity int NOT NULL, unit_price numeric(12,2) NOT NULL)");
+    // The floor: the same payload into a table with no index at all.
+    db.execute(
+        "CREATE TABLE bench_floor (aggregate_type text, aggregate_id text, event_type text,"
+            + " payload jsonb, headers jsonb)");
+  }
+
+  /** Runs {@code clients} clients for {@code millis}; returns committed transactions. */
+  private static long run(
+      BenchDatabase db, Outbox outbox, Variant variant, int clients, long millis) throws Exception {
+    ExecutorService threads = Executors.newFixedThreadPool(clients);
+    AtomicBoolean stop = new AtomicBoolean();
+    List<Future<Long>> futures = new ArrayList<>();
+    for (int c = 0; c < clients; c++) {
+      int client = c;
+      futures.add(threads.submit(() -> client(db, outbox, variant, client, stop)));
+    }
+    TimeUnit.MILLISECONDS.sleep(millis);
+    stop.set(true);
+    long total = 0;
+    for (Future<Long> future : futures) {
+      total += future.get();
+    }
+    threads.shutdownNow();
+    return total;
+  }
+
+  private static long client(
+      BenchDatabase db, Outbox outbox, Variant variant, int client, AtomicBoolean stop)
+      throws Exception {
+    long done = 0;
+    try (Connection connection = db.connect();
+        PreparedStatement order =
+            connection.prepareStatement(
+                "INSERT INTO bench_orders (customer_id, total) VALUES (?, ?) RETURNING id");
+        PreparedStatement item =
+            connection.prepareStatement(
+                "INSERT INTO bench_order_items (order_id, sku, quantity, unit_price)"
+                    + " VALUES (?, ?, ?, ?)");
+        PreparedStatement floor =
+            connection.prepareStatement(
+                "INSERT INTO bench_floor (aggregate_type, aggregate_id, event_type, payload,"
+                    + " headers) VALUES (?, ?, ?, ?::jsonb, '{}'::jsonb)")) {
+      connection.setAutoCommit(false);
+      while (!stop.get()) {
+        String customer = "customer-" + client + "-" + done;
+        order.setString(1, customer);
+        order.setBigDecimal(2, new BigDecimal("59.97"));
+        long orderId;
+        try (ResultSet rs = order.executeQuery()) {
+          rs.next();
+          orderId = rs.getLong(1);
+        }
+        for (int i = 0; i < 3; i++) {
+          item.setLong(1, orderId);
+          item.setString(2, "SKU-" + i);
+          item.setInt(3, 1);
+          item.setBigDecimal(4, new BigDecimal("19.99"));
+          item.addBatch();
+        }
+        item.executeBatch();
+        Map<String, Object> payload =
+            Map.of("orderId", orderId, "customerId", customer, "total", "59.97", "items", 3);
+        switch (variant) {
+          case OUTBOX, OUTBOX_NOTIFY ->
+              outbox.append(
+                  connection,
+                  OutboxEvent.of("order", Long.toString(orderId), "order.created", payload));
+          case FLOOR -> {
+            floor.setString(1, "order");
+            floor.setString(2, Long.toString(orderId));
+            floor.setString(3, "order.created");
+            floor.setString(4, Outbox.defaultObjectMapper().writeValueAsString(payload));
+            floor.executeUpdate();
+          }
+          case BUSINESS -> {
+            // the business transaction alone
+          }
+        }
+        connection.commit();
+        done++;
+      }
+    }
+    return done;
+  }
+}

@@ -1,0 +1,189 @@
+package dev.pgoutbox.tools.chaos;
+
+import dev.pgoutbox.testing.EmbeddedPostgresServer;
+import dev.pgoutbox.testing.TcpProxy;
+import dev.pgoutbox.tools.chaos.FaultPlan.Fault;
+import java.io.PrintWriter;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Locale;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.locks.LockSupport;
+import javax.sql.DataSource;
+
+/**
+ * Carries out a {@link FaultPlan} on its own thread: each fault is done at its time and undone
+ * {@code down} seconds later. Steps run one after another, so a slow step (a PostgreSQL restart)
+ * delays the next ones; the log shows when each really happened.
+ */
+final class FaultInjector {
+
+  private record Step(double at, Fault fault, boolean undo) {}
+
+  private final FaultPlan plan;
+  private final RelayFleet relays;
+  private final ChaosBroker broker;
+  private final EmbeddedPostgresServer postgres;
+  private final TcpProxy relayNetwork;
+  private final PrintWriter log;
+  private final DataSource database;
+  private final AtomicInteger failures = new AtomicInteger();
+  private final AtomicInteger frozenInTransaction = new AtomicInteger();
+  private Thread thread;
+
+  FaultInjector(
+      FaultPlan plan,
+      RelayFleet relays,
+      ChaosBroker broker,
+      EmbeddedPostgresServer postgres,
+      TcpProxy relayNetwork,
+      DataSource database,
+      PrintWriter log) {
+    this.plan = plan;
+    this.relays = relays;
+    this.broker = broker;
+    this.postgres = postgres;
+    this.relayNetwork = relayNetwork;
+    this.database = database;
+    this.log = log;
+  }
+
+  /** Starts carrying out the plan; time 0 is now. */
+  void start() {
+    List<Step> steps = new ArrayList<>();
+    for (Fault fault : plan.faults()) {
+      steps.add(new Step(fault.at(), fault, false));
+      steps.add(new Step(fault.end(), fault, true));
+    }
+    steps.sort(Comparator.comparingDouble(Step::at));
+    long zero = System.nanoTime();
+    thread =
+        Thread.ofPlatform()
+            .name("chaos-faults")
+            .start(
+                () -> {
+                  for (Step step : steps) {
+                    long due = zero + (long) (step.at() * 1e9);
+                    while (System.nanoTime() < due) {
+                      LockSupport.parkNanos(due - System.nanoTime());
+                    }
+                    run(step, (System.nanoTime() - zero) / 1e9);
+                  }
+                });
+  }
+
+  /** Waits until every fault has been done and undone. */
+  void awaitDone() throws InterruptedException {
+    thread.join();
+  }
+
+  /** Freezes that caught their relay inside a claim transaction (the zombie case). */
+  int frozenInTransaction() {
+    return frozenInTransaction.get();
+  }
+
+  /** The relay's sessions that sit idle inside a claim transaction (named by the relay). */
+  private long openTransactions(int relay) throws SQLException {
+    try (Connection connection = database.getConnection();
+        PreparedStatement query =
+            connection.prepareStatement(
+                "select count(*) from pg_stat_activity"
+                    + " where application_name = ? and state like 'idle in transaction%'")) {
+      query.setString(1, "pgoutbox-relay-" + RelayFleet.name(relay));
+      try (ResultSet rs = query.executeQuery()) {
+        rs.next();
+        return rs.getLong(1);
+      }
+    }
+  }
+
+  /** Steps that failed (logged): the run's faults were then not all as planned. */
+  int failures() {
+    return failures.get();
+  }
+
+  private void run(Step step, double now) {
+    Fault fault = step.fault();
+    String what;
+    try {
+      what =
+          switch (fault.kind()) {
+            case RELAY_KILL -> {
+              if (step.undo()) {
+                relays.start(fault.relay());
+                yield "started " + RelayFleet.name(fault.relay()) + " again";
+              }
+              relays.kill(fault.relay());
+              yield "SIGKILL " + RelayFleet.name(fault.relay());
+            }
+            case RELAY_FREEZE -> {
+              if (step.undo()) {
+                long open = openTransactions(fault.relay());
+                relays.thaw(fault.relay());
+                yield "SIGCONT "
+                    + RelayFleet.name(fault.relay())
+                    + " (it wakes up; "
+                    + (open == 0
+                        ? "it holds no transaction any more"
+                        : "it still holds " + open + " open transaction(s)")
+                    + ")";
+              }
+              relays.freeze(fault.relay());
+              LockSupport.parkNanos(TimeUnit.SECONDS.toNanos(2)); // long enough to be idle
+              boolean holding = openTransactions(fault.relay()) > 0;
+              if (holding) {
+                frozenInTransaction.incrementAndGet();
+              }
+              yield "SIGSTOP "
+                  + RelayFleet.name(fault.relay())
+                  + (holding
+                      ? ", frozen inside a claim transaction, its rows locked"
+                      : ", frozen between batches");
+            }
+            case BROKER_OUTAGE -> {
+              if (step.undo()) {
+                broker.resume();
+                yield "broker back";
+              }
+              broker.interrupt();
+              yield broker.outage();
+            }
+            case POSTGRES_CRASH -> {
+              if (step.undo()) {
+                postgres.restart();
+                yield "PostgreSQL restarted (crash recovery done)";
+              }
+              postgres.crash();
+              yield "PostgreSQL killed";
+            }
+            case NETWORK_CUT -> {
+              if (step.undo()) {
+                relayNetwork.restore();
+                yield "relays' network to PostgreSQL restored";
+              }
+              relayNetwork.cut();
+              yield "relays' network to PostgreSQL cut";
+            }
+            case NETWORK_PARTITION -> {
+              if (step.undo()) {
+                relayNetwork.restore();
+                yield "relays' network to PostgreSQL healed (hung connections stay hung)";
+              }
+              relayNetwork.blackhole();
+              yield "relays' network to PostgreSQL partitioned";
+            }
+          };
+    } catch (Exception e) {
+      failures.incrementAndGet();
+      what = "FAILED to " + (step.undo() ? "undo " : "do ") + fault.kind() + ": " + e;
+    }
+    log.printf(Locale.ROOT, "chaos t=%.1f %s%n", now, what);
+    log.flush();
+  }
+}

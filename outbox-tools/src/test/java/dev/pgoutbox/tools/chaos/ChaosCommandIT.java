@@ -1,0 +1,144 @@
+package dev.pgoutbox.tools.chaos;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.pgoutbox.tools.Main;
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+import picocli.CommandLine;
+
+/**
+ * The chaos run, shortened: real relay processes killed with SIGKILL, one frozen with SIGSTOP for
+ * longer than PostgreSQL keeps its transaction (relays publish with a 1 s timeout, so that is 13
+ * s), a broker outage, the embedded PostgreSQL killed and restarted, the relays' network to it cut;
+ * inside the relays, publisher faults (poison events, random permanent and retryable answers,
+ * absurd Retry-After hints, slow batches past the timeout); four writers, two contending for each
+ * aggregate; dead letters retried through OutboxAdmin during the run; and the checker's verdict
+ * read from the JSON line. One fleet has one dead-letter policy, so the cases split them: Kafka and
+ * RabbitMQ run under HOLD_AGGREGATE (nothing after a dead letter goes out until it is retried),
+ * NATS under RELEASE_AGGREGATE (successors go on; a retried dead letter may arrive late). Nothing
+ * asserted depends on throughput, only on there having been real traffic. The full run's figures
+ * are in the README ("Reliability").
+ */
+class ChaosCommandIT {
+
+  private static final ObjectMapper JSON = new ObjectMapper();
+
+  @ParameterizedTest
+  @CsvSource({"kafka, hold", "nats, release", "rabbitmq, hold"})
+  void nothingIsLostOrReorderedThroughEveryFault(String broker, String policy) throws Exception {
+    StringWriter out = new StringWriter();
+    StringWriter err = new StringWriter();
+    CommandLine command = new CommandLine(new Main());
+    command.setOut(new PrintWriter(out, true));
+    command.setErr(new PrintWriter(err, true));
+
+    int exitCode =
+        command.execute(
+            "chaos",
+            "--broker",
+            broker,
+            "--relays",
+            "2",
+            "--writers",
+            "4",
+            "--aggregates",
+            "100",
+            "--rate",
+            "200",
+            "--seconds",
+            "40",
+            "--kill-every",
+            "4",
+            "--seed",
+            "11",
+            "--relay-publish-timeout",
+            "1",
+            "--dead-letter-policy",
+            policy,
+            "--writers-per-aggregate",
+            "2",
+            "--poison-every",
+            "200",
+            "--slow-batch-every",
+            "5",
+            "--retry-dead-letters-every",
+            "5",
+            "--json");
+
+    String log = err.toString();
+    System.out.println(log);
+    System.out.println(out);
+    assertThat(exitCode).as(out + "\n" + log).isZero();
+    assertThat(log)
+        .as("the schedule is printed first, then each fault as it happens")
+        .contains("fault schedule (seconds after the writers start; seed 11)")
+        .contains("SIGKILL relay-")
+        .contains("SIGSTOP relay-")
+        .contains("SIGCONT relay-")
+        .contains("PostgreSQL killed")
+        .contains("PostgreSQL restarted")
+        .contains("relays' network to PostgreSQL cut")
+        .contains("relays' network to PostgreSQL partitioned")
+        .contains("broker back");
+    JsonNode result = JSON.readTree(out.toString().strip());
+    assertThat(result.get("checker_error").isNull())
+        .as("the checker read everything the broker holds: %s", result.get("checker_error"))
+        .isTrue();
+    assertThat(result.get("verdict").asText()).isEqualTo("passed");
+    // How much the writers get through depends on the machine's load (1,600-8,000 seen); what
+    // the run proves is that all of it arrives in order, so only ask that there was real traffic.
+    assertThat(result.get("written").asLong()).isGreaterThan(500);
+    assertThat(result.get("written_in_db").asLong()).isEqualTo(result.get("written").asLong());
+    assertThat(result.get("published").asLong())
+        .isLessThanOrEqualTo(result.get("written").asLong());
+    assertThat(result.get("lost").asLong()).isZero();
+    assertThat(result.get("unaccounted").asLong())
+        .as("every committed event delivered, a dead letter, or held behind one (hold)")
+        .isZero();
+    assertThat(result.get("reordered").asLong())
+        .as("first deliveries in the order the writers committed")
+        .isZero();
+    assertThat(result.get("commit_order_mismatches").asLong())
+        .as("with the writer's default lock, position order is commit order")
+        .isZero();
+    if (policy.equals("hold")) {
+      assertThat(result.get("delivered_past_dead_letter").asLong()).isZero();
+    } else {
+      assertThat(result.get("held_behind_dead_letters").asLong()).isZero();
+    }
+    assertThat(result.get("unexpected").asLong()).isZero();
+    // Every 200th event is poison and more than 500 were written: at least one reached a relay.
+    assertThat(result.get("poison_written").asLong()).isGreaterThanOrEqualTo(2);
+    assertThat(result.get("dead_letters").asLong()).isPositive();
+    assertThat(result.get("dead_letters_with_reason").asLong())
+        .isEqualTo(result.get("dead_letters").asLong());
+    assertThat(result.get("dead_letters_injected").asLong())
+        .as("no dead letter but those the run injected")
+        .isEqualTo(result.get("dead_letters").asLong());
+    assertThat(result.get("dead_letter_retries").asLong()).isPositive();
+    assertThat(result.get("injected_poison").asLong()).isPositive();
+    assertThat(result.get("injected_absurd_hints").asLong())
+        .as("the relays survived Retry-After hints of Long.MAX_VALUE seconds and 200 years")
+        .isPositive();
+    assertThat(result.get("slow_batches_timed_out").asLong()).isPositive();
+    assertThat(result.get("writer_contention").asLong()).isPositive();
+    assertThat(result.get("relay_kills").asInt()).isEqualTo(9);
+    assertThat(result.get("relay_starts").asInt()).isEqualTo(2 + 9);
+    assertThat(result.get("relay_freezes").asInt()).isEqualTo(1);
+    assertThat(result.get("broker_outages").asInt()).isEqualTo(1);
+    assertThat(result.get("postgres_crashes").asInt()).isEqualTo(1);
+    assertThat(result.get("network_cuts").asInt()).isEqualTo(1);
+    assertThat(result.get("network_partitions").asInt()).isEqualTo(1);
+    assertThat(result.get("fault_failures").asInt()).isZero();
+    assertThat(result.get("relays_exited").asInt()).isZero();
+    assertThat(result.get("writer_retries").asLong())
+        .as("the PostgreSQL crash reached the writers")
+        .isPositive();
+    assertThat(result.get("ok").asBoolean()).isTrue();
+  }
+}

@@ -7,6 +7,7 @@ import dev.pgoutbox.core.internal.Contexts;
 import dev.pgoutbox.core.internal.EventInserts;
 import dev.pgoutbox.core.internal.Ids;
 import dev.pgoutbox.core.internal.Json;
+import dev.pgoutbox.core.internal.TraceHeaders;
 import dev.pgoutbox.db.OutboxSchema;
 import dev.pgoutbox.db.jooq.tables.records.OutboxEventsRecord;
 import java.sql.Connection;
@@ -50,6 +51,13 @@ import org.slf4j.LoggerFactory;
  * configured schema. With a {@code DSLContext}, the host's configuration is used as it is (its
  * connection provider, transaction, listeners and settings), with the schema mapping added.
  *
+ * <p><b>Trace context.</b> When OpenTelemetry's API is on the class path and a span is current on
+ * the calling thread, each event's headers get that context's W3C {@code traceparent} (and {@code
+ * tracestate}), so the relay and the consumers continue the request's trace (see {@code
+ * docs/tracing.md}); a header of the same name from the event or the {@link Builder#headers hook}
+ * wins. Nothing is needed at run time without OpenTelemetry. {@link Builder#traceContext(boolean)}
+ * turns it off.
+ *
  * <p>Immutable and thread-safe: build one and share it.
  */
 public final class Outbox {
@@ -67,6 +75,8 @@ public final class Outbox {
   private final ObjectMapper objectMapper;
   private final @Nullable Supplier<? extends @Nullable Map<String, String>> headers;
   private final boolean serializeWritersPerAggregate;
+  private final boolean traceContext;
+  private final boolean baggage;
 
   private Outbox(Builder builder) {
     this.schema = builder.schema;
@@ -74,6 +84,8 @@ public final class Outbox {
     this.objectMapper = builder.objectMapper != null ? builder.objectMapper : Json.defaultMapper();
     this.headers = builder.headers;
     this.serializeWritersPerAggregate = builder.serializeWritersPerAggregate;
+    this.traceContext = builder.traceContext && TraceHeaders.available();
+    this.baggage = builder.baggage;
     LOG.debug("pgoutbox-outbox - Built {}", this);
   }
 
@@ -175,6 +187,8 @@ public final class Outbox {
         + serializeWritersPerAggregate
         + ", headersHook="
         + (headers != null)
+        + ", traceContext="
+        + (traceContext ? (baggage ? "W3C+baggage" : "W3C") : "off")
         + "]";
   }
 
@@ -283,7 +297,22 @@ public final class Outbox {
     }
   }
 
+  /** The trace context's headers, then the hook's on top (the hook wins). */
   private Map<String, String> contextHeaders() {
+    Map<String, String> trace = traceContext ? TraceHeaders.current(baggage) : Map.of();
+    Map<String, String> hooked = hookHeaders();
+    if (trace.isEmpty()) {
+      return hooked;
+    }
+    if (hooked.isEmpty()) {
+      return trace;
+    }
+    Map<String, String> merged = new LinkedHashMap<>(trace);
+    merged.putAll(hooked);
+    return merged;
+  }
+
+  private Map<String, String> hookHeaders() {
     if (headers == null) {
       return Map.of();
     }
@@ -326,7 +355,7 @@ public final class Outbox {
    * Outbox outbox = Outbox.builder()
    *     .schema("outbox")
    *     .objectMapper(applicationObjectMapper)
-   *     .headers(() -> Map.of("traceparent", currentTraceparent()))
+   *     .headers(() -> Map.of("tenant", currentTenant()))
    *     .serializeWritersPerAggregate(true)
    *     .build();
    * }</pre>
@@ -336,6 +365,8 @@ public final class Outbox {
     private @Nullable ObjectMapper objectMapper;
     private @Nullable Supplier<? extends @Nullable Map<String, String>> headers;
     private boolean serializeWritersPerAggregate = true;
+    private boolean traceContext = true;
+    private boolean baggage;
 
     private Builder() {}
 
@@ -362,13 +393,14 @@ public final class Outbox {
     }
 
     /**
-     * A hook whose headers are added to every appended event, e.g. the W3C {@code traceparent} of
-     * the current span or a correlation id from the logging context. Called once per {@code
-     * append}/{@code appendAll} call, on the caller's thread. An event's own headers win over the
-     * hook's for the same key. The hook may return null (no headers), but not a null key or value.
+     * A hook whose headers are added to every appended event, e.g. a correlation id from the
+     * logging context (the OpenTelemetry trace context is stored without a hook: {@link
+     * #traceContext(boolean)}). Called once per {@code append}/{@code appendAll} call, on the
+     * caller's thread. An event's own headers win over the hook's for the same key. The hook may
+     * return null (no headers), but not a null key or value.
      *
      * <pre>{@code
-     * .headers(() -> Map.of("traceparent", Span.current().traceparent()))
+     * .headers(() -> Map.of("tenant", TenantContext.current()))
      * .headers(MDC::getCopyOfContextMap)
      * }</pre>
      */
@@ -399,6 +431,27 @@ public final class Outbox {
      */
     public Builder serializeWritersPerAggregate(boolean serialize) {
       this.serializeWritersPerAggregate = serialize;
+      return this;
+    }
+
+    /**
+     * Whether {@code append} stores the current OpenTelemetry context's W3C {@code traceparent} and
+     * {@code tracestate} in each event's headers. Default {@code true}; it does something only when
+     * OpenTelemetry's API is on the class path and a valid span is current on the calling thread. A
+     * header of the same name from the event or the {@link #headers hook} wins.
+     */
+    public Builder traceContext(boolean store) {
+      this.traceContext = store;
+      return this;
+    }
+
+    /**
+     * Whether {@code append} also stores the current OpenTelemetry context's W3C {@code baggage}
+     * header (when not empty). Default {@code false}: baggage often carries user data that should
+     * not sit in a table; turn it on when consumers need it.
+     */
+    public Builder baggage(boolean store) {
+      this.baggage = store;
       return this;
     }
 

@@ -23,7 +23,9 @@ class BuildersTest {
     assertThat(outbox.schema()).isEqualTo("public");
     assertThat(outbox.serializesWritersPerAggregate()).isTrue();
     assertThat(outbox)
-        .hasToString("Outbox[schema=public, serializeWritersPerAggregate=true, headersHook=false]");
+        .hasToString(
+            "Outbox[schema=public, serializeWritersPerAggregate=true, headersHook=false,"
+                + " traceContext=W3C]");
   }
 
   @Test

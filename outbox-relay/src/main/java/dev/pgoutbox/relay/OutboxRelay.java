@@ -11,6 +11,7 @@ import dev.pgoutbox.relay.internal.NotificationWaiter;
 import dev.pgoutbox.relay.internal.RelayLog;
 import dev.pgoutbox.relay.internal.RelayLoop;
 import dev.pgoutbox.relay.internal.Sql;
+import dev.pgoutbox.relay.internal.Tracings;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.sql.Statement;
@@ -73,6 +74,7 @@ public final class OutboxRelay implements AutoCloseable {
   private final Publisher publisher;
   private final RelayConfig config;
   private final RelayListener listener;
+  private final PublishTracing tracing;
   private final @Nullable ListenConnectionFactory listenConnectionFactory;
   private final @Nullable ScheduledExecutorService hostExecutor;
   private final RelayLog log;
@@ -100,6 +102,7 @@ public final class OutboxRelay implements AutoCloseable {
     this.config = b.config;
     this.listener = new SafeListener(b.listener, new RelayLog(b.name));
     this.hostExecutor = b.executor;
+    this.tracing = b.tracing != null ? b.tracing : Tracings.automatic();
     this.log = new RelayLog(name);
     this.listenConnectionFactory =
         b.listenConnectionFactory != null
@@ -111,6 +114,7 @@ public final class OutboxRelay implements AutoCloseable {
             schema,
             OutboxSchema.jooqSettings(schema),
             publisher,
+            tracing,
             config,
             listener,
             log);
@@ -211,11 +215,12 @@ public final class OutboxRelay implements AutoCloseable {
     loop = newLoop;
     state = State.RUNNING;
     log.info(
-        "Started (schema={}, {}, wakeUp={}, publisher={}, executor={})",
+        "Started (schema={}, {}, wakeUp={}, publisher={}, tracing={}, executor={})",
         schema,
         config,
         wakeUp,
         publisher.getClass().getName(),
+        tracing == PublishTracing.NONE ? "off" : tracing,
         ownExecutor ? "own single thread" : "host's");
     newLoop.start();
     heartbeatTask =
@@ -416,6 +421,7 @@ public final class OutboxRelay implements AutoCloseable {
     private Publisher publisher;
     private RelayConfig config = RelayConfig.ofDefaults();
     private RelayListener listener = RelayListener.NONE;
+    private @Nullable PublishTracing tracing;
     private @Nullable ListenConnectionFactory listenConnectionFactory;
     private @Nullable ScheduledExecutorService executor;
 
@@ -458,6 +464,19 @@ public final class OutboxRelay implements AutoCloseable {
     /** Hears batches, publishes, failures and stats (metrics, tests). */
     public Builder listener(RelayListener listener) {
       this.listener = requireNonNull(listener, "listener must not be null");
+      return this;
+    }
+
+    /**
+     * How publishes are traced: {@code OpenTelemetryTracing.create(openTelemetry)} (package {@code
+     * dev.pgoutbox.relay.otel}) for one PRODUCER span per event, or {@link PublishTracing#NONE}.
+     * Default: OpenTelemetry tracing with the global instance when OpenTelemetry's API is on the
+     * class path and {@code GlobalOpenTelemetry} is set when {@link #build()} runs (the Java agent
+     * sets it), otherwise none. Without tracing, the {@code traceparent} the writer stored still
+     * reaches the consumer as it was.
+     */
+    public Builder tracing(PublishTracing tracing) {
+      this.tracing = requireNonNull(tracing, "tracing must not be null");
       return this;
     }
 

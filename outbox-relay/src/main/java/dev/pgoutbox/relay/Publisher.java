@@ -2,6 +2,7 @@ package dev.pgoutbox.relay;
 
 import java.util.List;
 import java.util.concurrent.CompletionStage;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Sends claimed events to a broker. The relay's only contact with the outside world.
@@ -60,6 +61,24 @@ public interface Publisher extends AutoCloseable {
    *     {@link AggregateSequencer.Run} of the batch
    */
   CompletionStage<List<PublishResult>> publish(List<OutboxMessage> batch);
+
+  /**
+   * The broker's name in traces ({@code messaging.system}, see {@link PublishTracing}): {@code
+   * kafka}, {@code rabbitmq}, {@code nats}, {@code webhook} for the built-in publishers. The
+   * default, {@code pgoutbox}, is for custom publishers that do not say.
+   */
+  default String messagingSystem() {
+    return "pgoutbox";
+  }
+
+  /**
+   * Where {@code message} goes, for traces ({@code messaging.destination.name}): the Kafka topic,
+   * the RabbitMQ exchange, the NATS subject, the webhook's host and path. Called only when tracing
+   * is on; null (the default) when unknown. Must not throw.
+   */
+  default @Nullable String destination(OutboxMessage message) {
+    return null;
+  }
 
   /** Releases resources this publisher created. The default does nothing. */
   @Override

@@ -3,6 +3,7 @@ package dev.pgoutbox.relay.internal;
 import dev.pgoutbox.relay.Ordering;
 import dev.pgoutbox.relay.OutboxMessage;
 import dev.pgoutbox.relay.PublishResult;
+import dev.pgoutbox.relay.PublishTracing;
 import dev.pgoutbox.relay.Publisher;
 import dev.pgoutbox.relay.RelayConfig;
 import dev.pgoutbox.relay.RelayListener;
@@ -49,6 +50,7 @@ public final class BatchRunner {
   private final Claimer claimer;
   private final Marker marker;
   private final Publisher publisher;
+  private final PublishTracing tracing;
   private final RelayConfig config;
   private final RelayListener listener;
   private final RelayLog log;
@@ -59,6 +61,7 @@ public final class BatchRunner {
       String schema,
       Settings settings,
       Publisher publisher,
+      PublishTracing tracing,
       RelayConfig config,
       RelayListener listener,
       RelayLog log) {
@@ -68,6 +71,7 @@ public final class BatchRunner {
         new Claimer(config.batchSize(), config.ordering(), config.deadLetterPolicy(), schema);
     this.marker = new Marker(config.completion(), schema);
     this.publisher = publisher;
+    this.tracing = tracing;
     this.config = config;
     this.listener = listener;
     this.log = log;
@@ -144,38 +148,117 @@ public final class BatchRunner {
       return outcome;
     }
 
-    PublishCall.Answers answers =
-        PublishCall.publish(publisher, List.copyOf(batch), config.publishTimeout(), log);
-    if (Thread.currentThread().isInterrupted()) {
-      // stop() gave up on this batch: roll it back rather than record attempts.
-      throw new InterruptedException("interrupted while publishing");
-    }
-    for (int i = 0; i < batch.size(); i++) {
-      OutboxMessage message = batch.get(i);
-      ClaimedRow row = batchRows.get(i);
-      PublishResult result = answers.results().get(i);
-      boolean aggregateStopped = strict && stopped.contains(row.aggregate());
-      if (isPublished(result)) {
-        if (aggregateStopped) {
-          // It is out: record it so it is not sent a second time, and say loudly what happened.
-          log.errorEvent(
-              message,
-              "Order violation by publisher {}: it reported this event published after an earlier"
-                  + " event of its aggregate failed or went unanswered in the same batch",
-              publisher.getClass().getName());
-          outcome.orderViolations.add(message);
+    PublishTracing.BatchTrace trace = startTrace(batch);
+    PublishTracing.@Nullable Outcome @Nullable [] fates =
+        trace == null ? null : new PublishTracing.Outcome[batch.size()];
+    try {
+      PublishCall.Answers answers =
+          PublishCall.publish(
+              publisher,
+              trace == null ? List.copyOf(batch) : trace.messages(),
+              config.publishTimeout(),
+              log);
+      if (Thread.currentThread().isInterrupted()) {
+        // stop() gave up on this batch: roll it back rather than record attempts.
+        throw new InterruptedException("interrupted while publishing");
+      }
+      for (int i = 0; i < batch.size(); i++) {
+        OutboxMessage message = batch.get(i);
+        ClaimedRow row = batchRows.get(i);
+        PublishResult result = answers.results().get(i);
+        boolean aggregateStopped = strict && stopped.contains(row.aggregate());
+        if (isPublished(result)) {
+          if (aggregateStopped) {
+            // It is out: record it so it is not sent a second time, and say loudly what happened.
+            log.errorEvent(
+                message,
+                "Order violation by publisher {}: it reported this event published after an"
+                    + " earlier event of its aggregate failed or went unanswered in the same batch",
+                publisher.getClass().getName());
+            outcome.orderViolations.add(message);
+          }
+          outcome.published(message);
+          if (fates != null) {
+            fates[i] =
+                new PublishTracing.Outcome(
+                    PublishTracing.Fate.PUBLISHED, null, false, message.attempt(), Duration.ZERO);
+          }
+        } else if (aggregateStopped) {
+          outcome.heldBack++;
+          if (fates != null) {
+            fates[i] =
+                new PublishTracing.Outcome(
+                    PublishTracing.Fate.HELD_BACK,
+                    "held back: an earlier event of its aggregate failed in this batch",
+                    false,
+                    message.attempt(),
+                    Duration.ZERO);
+          }
+        } else {
+          EventFailure failure =
+              decideFailure(outcome, row, message, result, answers.unansweredReason());
+          if (fates != null) {
+            fates[i] =
+                new PublishTracing.Outcome(
+                    failure.dead() ? PublishTracing.Fate.DEAD_LETTERED : PublishTracing.Fate.RETRY,
+                    failure.reason(),
+                    result instanceof PublishResult.Permanent,
+                    failure.attempts(),
+                    failure.retryIn());
+          }
+          if (strict) {
+            stopped.add(row.aggregate());
+          }
         }
-        outcome.published(message);
-      } else if (aggregateStopped) {
-        outcome.heldBack++;
-      } else {
-        decideFailure(outcome, row, message, result, answers.unansweredReason());
-        if (strict) {
-          stopped.add(row.aggregate());
-        }
+      }
+    } finally {
+      if (trace != null) {
+        endTrace(trace, fates, batch);
       }
     }
     return outcome;
+  }
+
+  /** The batch's spans, or null when tracing is off or fails (the batch then goes untraced). */
+  private PublishTracing.@Nullable BatchTrace startTrace(List<OutboxMessage> batch) {
+    if (tracing == PublishTracing.NONE) {
+      return null; // The hot path without tracing: nothing allocated.
+    }
+    try {
+      PublishTracing.BatchTrace trace = tracing.start(List.copyOf(batch), publisher);
+      if (trace == null || trace.messages() == null || trace.messages().size() != batch.size()) {
+        log.warn("Tracing {} gave no usable trace for a batch; publishing it untraced", tracing);
+        return null;
+      }
+      return trace;
+    } catch (RuntimeException e) {
+      log.warn("Tracing {} threw {}; publishing the batch untraced", tracing, e.toString());
+      return null;
+    }
+  }
+
+  /** Ends every span of the batch; events without a recorded fate were rolled back. */
+  private void endTrace(
+      PublishTracing.BatchTrace trace,
+      PublishTracing.@Nullable Outcome @Nullable [] fates,
+      List<OutboxMessage> batch) {
+    try {
+      for (int i = 0; i < batch.size(); i++) {
+        PublishTracing.Outcome fate = fates == null ? null : fates[i];
+        trace.end(
+            i,
+            fate != null
+                ? fate
+                : new PublishTracing.Outcome(
+                    PublishTracing.Fate.ROLLED_BACK,
+                    "the batch was rolled back before this event's fate was recorded",
+                    false,
+                    batch.get(i).attempt(),
+                    Duration.ZERO));
+      }
+    } catch (RuntimeException e) {
+      log.warn("Tracing {} threw {} while ending spans", tracing, e.toString());
+    }
   }
 
   /** Whether the publisher answered published; {@code null} is an unanswered event. */
@@ -189,22 +272,22 @@ public final class BatchRunner {
   }
 
   /** Records one failed (or unanswered) event; an error while deciding dead-letters it. */
-  private void decideFailure(
+  private EventFailure decideFailure(
       Outcome outcome,
       ClaimedRow row,
       OutboxMessage message,
       @Nullable PublishResult result,
       String unansweredReason) {
     try {
-      switch (result) {
+      return switch (result) {
         case null -> outcome.fail(row, message, unansweredReason, false, null);
         case PublishResult.Permanent p -> outcome.fail(row, message, p.reason(), true, null);
         case PublishResult.Retryable r ->
             outcome.fail(row, message, r.reason(), false, r.retryAfter());
         case PublishResult.Published p -> throw new IllegalStateException("published");
-      }
+      };
     } catch (RuntimeException e) {
-      outcome.deadLetter(
+      return outcome.deadLetter(
           row, message, "the relay could not decide this event's outcome: " + describe(e));
     }
   }
@@ -349,7 +432,7 @@ public final class BatchRunner {
       publishedMessages.add(message);
     }
 
-    void fail(
+    EventFailure fail(
         ClaimedRow row,
         OutboxMessage message,
         String reason,
@@ -358,16 +441,16 @@ public final class BatchRunner {
       int attempts = MessageMapper.nextAttempt(row.attempts());
       boolean isDead = permanent || attempts >= config.maxAttempts();
       Duration retryIn = isDead ? Duration.ZERO : retryDelay(attempts, retryAfterHint);
-      addFailure(row, message, reason, attempts, isDead, retryIn);
+      return addFailure(row, message, reason, attempts, isDead, retryIn);
     }
 
     /** Dead-letters {@code row} at once with {@code reason}. */
-    void deadLetter(ClaimedRow row, OutboxMessage message, String reason) {
-      addFailure(
+    EventFailure deadLetter(ClaimedRow row, OutboxMessage message, String reason) {
+      return addFailure(
           row, message, reason, MessageMapper.nextAttempt(row.attempts()), true, Duration.ZERO);
     }
 
-    private void addFailure(
+    private EventFailure addFailure(
         ClaimedRow row,
         OutboxMessage message,
         String reason,
@@ -376,12 +459,14 @@ public final class BatchRunner {
         Duration retryIn) {
       String stored = truncate(reason, config.lastErrorMaxLength());
       failures.add(new Marker.Failure(row.id(), attempts, stored, isDead, retryIn));
-      failureReports.add(new EventFailure(message, stored, attempts, isDead, retryIn));
+      EventFailure report = new EventFailure(message, stored, attempts, isDead, retryIn);
+      failureReports.add(report);
       if (isDead) {
         dead++;
       } else {
         retried++;
       }
+      return report;
     }
   }
 

@@ -2,8 +2,10 @@ package dev.pgoutbox.relay.kafka;
 
 import static java.util.Objects.requireNonNull;
 
+import dev.pgoutbox.core.consumer.KafkaCloudEvents;
 import dev.pgoutbox.core.consumer.KafkaEventIds;
 import dev.pgoutbox.relay.AggregateSequencer;
+import dev.pgoutbox.relay.CloudEvents;
 import dev.pgoutbox.relay.OutboxMessage;
 import dev.pgoutbox.relay.PublishResult;
 import dev.pgoutbox.relay.Publisher;
@@ -108,11 +110,17 @@ public final class KafkaPublisher implements Publisher {
   private final KafkaRouting routing;
   private final ExecutorService sender;
   private final AggregateSequencer sequencer;
+  private final @Nullable CloudEvents cloudEvents;
 
-  private KafkaPublisher(Producer<String, byte[]> producer, boolean owns, KafkaRouting routing) {
+  private KafkaPublisher(
+      Producer<String, byte[]> producer,
+      boolean owns,
+      KafkaRouting routing,
+      @Nullable CloudEvents cloudEvents) {
     this.producer = producer;
     this.ownsProducer = owns;
     this.routing = routing;
+    this.cloudEvents = cloudEvents;
     this.sender =
         Executors.newSingleThreadExecutor(
             r -> {
@@ -147,6 +155,22 @@ public final class KafkaPublisher implements Publisher {
   public CompletionStage<List<PublishResult>> publish(List<OutboxMessage> batch) {
     AtomicReference<@Nullable String> stopBatch = new AtomicReference<>();
     return sequencer.publish(batch, m -> send(m, stopBatch));
+  }
+
+  /** {@code kafka}. */
+  @Override
+  public String messagingSystem() {
+    return "kafka";
+  }
+
+  /** The event's topic, or null when the routing throws. */
+  @Override
+  public @Nullable String destination(OutboxMessage message) {
+    try {
+      return routing.topic(message);
+    } catch (RuntimeException e) {
+      return null;
+    }
   }
 
   /** Sends one event, on the sender thread; {@code stopBatch} ends the batch after an outage. */
@@ -192,7 +216,7 @@ public final class KafkaPublisher implements Publisher {
     }
   }
 
-  private static ProducerRecord<String, byte[]> record(String topic, OutboxMessage m) {
+  private ProducerRecord<String, byte[]> record(String topic, OutboxMessage m) {
     RecordHeaders headers = new RecordHeaders();
     for (Map.Entry<String, String> h : m.headers().entrySet()) {
       headers.add(h.getKey(), utf8(h.getValue()));
@@ -200,6 +224,13 @@ public final class KafkaPublisher implements Publisher {
     headers.add(EVENT_ID_HEADER, utf8(m.id().toString()));
     headers.add(EVENT_TYPE_HEADER, utf8(m.eventType()));
     headers.add(AGGREGATE_TYPE_HEADER, utf8(m.aggregateType()));
+    CloudEvents ce = cloudEvents;
+    if (ce != null) {
+      for (Map.Entry<String, String> a : ce.attributes(m).entrySet()) {
+        headers.add(KafkaCloudEvents.PREFIX + a.getKey(), utf8(a.getValue()));
+      }
+      headers.add(KafkaCloudEvents.CONTENT_TYPE, utf8(CloudEvents.DATA_CONTENT_TYPE));
+    }
     return new ProducerRecord<>(topic, null, m.aggregateId(), m.payloadBytes(), headers);
   }
 
@@ -265,11 +296,25 @@ public final class KafkaPublisher implements Publisher {
     private KafkaRouting routing = KafkaRouting.byAggregateType();
     private Duration deliveryTimeout = DEFAULT_DELIVERY_TIMEOUT;
     private final Map<String, Object> properties = new LinkedHashMap<>();
+    private @Nullable CloudEvents cloudEvents;
 
     private Builder(
         @Nullable String bootstrapServers, @Nullable Producer<String, byte[]> producer) {
       this.bootstrapServers = bootstrapServers;
       this.producer = producer;
+    }
+
+    /**
+     * Sends each event as a binary-mode CloudEvent: headers {@code ce_id}, {@code ce_source},
+     * {@code ce_specversion}, {@code ce_type}, {@code ce_subject}, {@code ce_time} and {@code
+     * content-type} (see {@link CloudEvents}), read back with {@link KafkaCloudEvents}. Default:
+     * none.
+     *
+     * @throws IllegalArgumentException for {@link CloudEvents#structured}
+     */
+    public Builder cloudEvents(CloudEvents cloudEvents) {
+      this.cloudEvents = requireNonNull(cloudEvents, "cloudEvents").requireBinary("KafkaPublisher");
+      return this;
     }
 
     /** How events are routed to topics. Default {@link KafkaRouting#byAggregateType()}. */
@@ -350,7 +395,7 @@ public final class KafkaPublisher implements Publisher {
                   + properties.keySet()
                   + ")");
         }
-        return new KafkaPublisher(producer, false, routing);
+        return new KafkaPublisher(producer, false, routing, cloudEvents);
       }
       Map<String, Object> config = new HashMap<>();
       config.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, requireNonNull(bootstrapServers));
@@ -374,7 +419,7 @@ public final class KafkaPublisher implements Publisher {
       }
       KafkaProducer<String, byte[]> created =
           new KafkaProducer<>(config, new StringSerializer(), new ByteArraySerializer());
-      return new KafkaPublisher(created, true, routing);
+      return new KafkaPublisher(created, true, routing, cloudEvents);
     }
 
     private static void refuseIfUnordered(String name, Object value) {

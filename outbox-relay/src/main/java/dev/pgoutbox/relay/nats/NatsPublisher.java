@@ -2,8 +2,10 @@ package dev.pgoutbox.relay.nats;
 
 import static java.util.Objects.requireNonNull;
 
+import dev.pgoutbox.core.consumer.NatsCloudEvents;
 import dev.pgoutbox.core.consumer.NatsEventIds;
 import dev.pgoutbox.relay.AggregateSequencer;
+import dev.pgoutbox.relay.CloudEvents;
 import dev.pgoutbox.relay.OutboxMessage;
 import dev.pgoutbox.relay.PublishResult;
 import dev.pgoutbox.relay.Publisher;
@@ -99,6 +101,7 @@ public final class NatsPublisher implements Publisher {
   private final NatsRouting routing;
   private final Duration ackTimeout;
   private final @Nullable JetStreamOptions jetStreamOptions;
+  private final @Nullable CloudEvents cloudEvents;
   private final ReentrantLock lock = new ReentrantLock();
   private volatile @Nullable Connection ownConnection;
   private volatile @Nullable JetStream jetStream;
@@ -112,6 +115,7 @@ public final class NatsPublisher implements Publisher {
     this.routing = b.routing;
     this.ackTimeout = b.ackTimeout;
     this.jetStreamOptions = b.jetStreamOptions;
+    this.cloudEvents = b.cloudEvents;
   }
 
   /** A builder for a publisher on the host's {@code connection}, which it never closes. */
@@ -147,6 +151,22 @@ public final class NatsPublisher implements Publisher {
     // N+1 is sent only once N is acknowledged. Different aggregates still go out concurrently.
     BatchState state = new BatchState(connection);
     return sequencer.publish(batch, m -> send(js, m, state));
+  }
+
+  /** {@code nats}. */
+  @Override
+  public String messagingSystem() {
+    return "nats";
+  }
+
+  /** The event's subject, or null when the routing throws. */
+  @Override
+  public @Nullable String destination(OutboxMessage message) {
+    try {
+      return routing.subject(message);
+    } catch (RuntimeException e) {
+      return null;
+    }
   }
 
   /** What one batch shares: the connection, counters for the suspect check, the stop reason. */
@@ -300,12 +320,17 @@ public final class NatsPublisher implements Publisher {
         Collections.nCopies(batch.size(), PublishResult.retryable(reason)));
   }
 
-  private static Headers headers(OutboxMessage m) {
+  private Headers headers(OutboxMessage m) {
     Headers h = new Headers();
     m.headers().forEach(h::put);
     h.put(EVENT_TYPE_HEADER, m.eventType());
     h.put(AGGREGATE_TYPE_HEADER, m.aggregateType());
     h.put(AGGREGATE_ID_HEADER, m.aggregateId());
+    CloudEvents ce = cloudEvents;
+    if (ce != null) {
+      ce.attributes(m).forEach((name, value) -> h.put(NatsCloudEvents.PREFIX + name, value));
+      h.put(NatsCloudEvents.CONTENT_TYPE, CloudEvents.DATA_CONTENT_TYPE);
+    }
     return h;
   }
 
@@ -347,6 +372,7 @@ public final class NatsPublisher implements Publisher {
     private NatsRouting routing = NatsRouting.byTypes("outbox");
     private Duration ackTimeout = DEFAULT_ACK_TIMEOUT;
     private @Nullable JetStreamOptions jetStreamOptions;
+    private @Nullable CloudEvents cloudEvents;
 
     private Builder(@Nullable Connection connection, @Nullable Options options) {
       this.connection = connection;
@@ -378,6 +404,19 @@ public final class NatsPublisher implements Publisher {
     /** JetStream options (domain, API prefix). Default: the connection's plain JetStream. */
     public Builder jetStreamOptions(JetStreamOptions options) {
       this.jetStreamOptions = requireNonNull(options, "jetStreamOptions");
+      return this;
+    }
+
+    /**
+     * Sends each event as a binary-mode CloudEvent as the CloudEvents NATS binding says: headers
+     * {@code ce-id}, {@code ce-source}, {@code ce-specversion}, {@code ce-type}, {@code
+     * ce-subject}, {@code ce-time} and {@code content-type} (see {@link CloudEvents}); read back
+     * with {@link NatsCloudEvents}. Default: none.
+     *
+     * @throws IllegalArgumentException for {@link CloudEvents#structured}
+     */
+    public Builder cloudEvents(CloudEvents cloudEvents) {
+      this.cloudEvents = requireNonNull(cloudEvents, "cloudEvents").requireBinary("NatsPublisher");
       return this;
     }
 

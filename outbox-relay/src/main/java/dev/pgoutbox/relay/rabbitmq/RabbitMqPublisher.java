@@ -8,8 +8,10 @@ import com.rabbitmq.client.Channel;
 import com.rabbitmq.client.Connection;
 import com.rabbitmq.client.ConnectionFactory;
 import com.rabbitmq.client.ShutdownSignalException;
+import dev.pgoutbox.core.consumer.RabbitMqCloudEvents;
 import dev.pgoutbox.core.consumer.RabbitMqEventIds;
 import dev.pgoutbox.relay.AggregateSequencer;
+import dev.pgoutbox.relay.CloudEvents;
 import dev.pgoutbox.relay.OutboxMessage;
 import dev.pgoutbox.relay.PublishResult;
 import dev.pgoutbox.relay.Publisher;
@@ -109,6 +111,7 @@ public final class RabbitMqPublisher implements Publisher {
   private final ReentrantLock lock = new ReentrantLock();
   private final ExecutorService sender;
   private final AggregateSequencer sequencer;
+  private final @Nullable CloudEvents cloudEvents;
   private @Nullable Connection ownConnection;
   private @Nullable ConfirmChannel current;
   private volatile boolean closed;
@@ -124,6 +127,7 @@ public final class RabbitMqPublisher implements Publisher {
     this.factory = f;
     this.routing = b.routing;
     this.confirmTimeout = b.confirmTimeout;
+    this.cloudEvents = b.cloudEvents;
     this.sender =
         Executors.newSingleThreadExecutor(
             r -> {
@@ -157,6 +161,26 @@ public final class RabbitMqPublisher implements Publisher {
     }
     AtomicReference<@Nullable String> down = new AtomicReference<>();
     return sequencer.publish(batch, m -> send(m, down));
+  }
+
+  /** {@code rabbitmq}. */
+  @Override
+  public String messagingSystem() {
+    return "rabbitmq";
+  }
+
+  /**
+   * The event's exchange ({@code amq.default} for the default exchange), or null when the routing
+   * throws.
+   */
+  @Override
+  public @Nullable String destination(OutboxMessage message) {
+    try {
+      String exchange = routing.route(message).exchange();
+      return exchange.isEmpty() ? "amq.default" : exchange;
+    } catch (RuntimeException e) {
+      return null;
+    }
   }
 
   /** Sends one event, on the sender thread; {@code down} stops the batch after an outage. */
@@ -340,11 +364,17 @@ public final class RabbitMqPublisher implements Publisher {
     return ch;
   }
 
-  private static AMQP.BasicProperties properties(OutboxMessage m) {
+  private AMQP.BasicProperties properties(OutboxMessage m) {
     Map<String, Object> headers = new HashMap<>(m.headers());
     headers.put(EVENT_TYPE_HEADER, m.eventType());
     headers.put(AGGREGATE_TYPE_HEADER, m.aggregateType());
     headers.put(AGGREGATE_ID_HEADER, m.aggregateId());
+    CloudEvents ce = cloudEvents;
+    if (ce != null) {
+      for (Map.Entry<String, String> a : ce.attributes(m).entrySet()) {
+        headers.put(RabbitMqCloudEvents.PREFIX + a.getKey(), a.getValue());
+      }
+    }
     return new AMQP.BasicProperties.Builder()
         .messageId(m.id().toString())
         .deliveryMode(2)
@@ -443,6 +473,7 @@ public final class RabbitMqPublisher implements Publisher {
     private final @Nullable ConnectionFactory factory;
     private final RabbitMqRouting routing;
     private Duration confirmTimeout = DEFAULT_CONFIRM_TIMEOUT;
+    private @Nullable CloudEvents cloudEvents;
 
     private Builder(
         @Nullable Connection connection,
@@ -464,6 +495,21 @@ public final class RabbitMqPublisher implements Publisher {
             "confirmTimeout must be between 1ms and 10 minutes, was " + timeout);
       }
       this.confirmTimeout = timeout;
+      return this;
+    }
+
+    /**
+     * Sends each event as a binary-mode CloudEvent as the CloudEvents AMQP binding says: headers
+     * {@code cloudEvents:id}, {@code cloudEvents:source}, {@code cloudEvents:specversion}, {@code
+     * cloudEvents:type}, {@code cloudEvents:subject}, {@code cloudEvents:time}, and the {@code
+     * content-type} property (see {@link CloudEvents}); read back with {@link RabbitMqCloudEvents}.
+     * Default: none.
+     *
+     * @throws IllegalArgumentException for {@link CloudEvents#structured}
+     */
+    public Builder cloudEvents(CloudEvents cloudEvents) {
+      this.cloudEvents =
+          requireNonNull(cloudEvents, "cloudEvents").requireBinary("RabbitMqPublisher");
       return this;
     }
 

@@ -2,9 +2,12 @@ package dev.pgoutbox.relay.webhook;
 
 import static java.util.Objects.requireNonNull;
 
+import dev.pgoutbox.core.consumer.StandardWebhooks;
+import dev.pgoutbox.core.consumer.WebhookCloudEvents;
 import dev.pgoutbox.core.consumer.WebhookEventIds;
 import dev.pgoutbox.core.consumer.WebhookSignature;
 import dev.pgoutbox.relay.AggregateSequencer;
+import dev.pgoutbox.relay.CloudEvents;
 import dev.pgoutbox.relay.OutboxMessage;
 import dev.pgoutbox.relay.PublishResult;
 import dev.pgoutbox.relay.Publisher;
@@ -14,6 +17,7 @@ import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.net.http.HttpTimeoutException;
+import java.nio.charset.StandardCharsets;
 import java.time.Clock;
 import java.time.DateTimeException;
 import java.time.Duration;
@@ -96,6 +100,8 @@ public final class WebhookPublisher implements Publisher {
   private final Duration requestTimeout;
   private final int maxConcurrency;
   private final byte @Nullable [] signingSecret;
+  private final StandardWebhooks.@Nullable Signer standardWebhooks;
+  private final @Nullable CloudEvents cloudEvents;
   private final Clock clock;
   private final AggregateSequencer sequencer;
 
@@ -104,6 +110,8 @@ public final class WebhookPublisher implements Publisher {
     this.requestTimeout = b.requestTimeout;
     this.maxConcurrency = b.maxConcurrency;
     this.signingSecret = b.signingSecret;
+    this.standardWebhooks = b.standardWebhooks;
+    this.cloudEvents = b.cloudEvents;
     this.clock = b.clock;
     this.sequencer = AggregateSequencer.builder().maxInFlight(maxConcurrency).build();
     HttpClient given = b.httpClient;
@@ -137,6 +145,28 @@ public final class WebhookPublisher implements Publisher {
   @Override
   public CompletionStage<List<PublishResult>> publish(List<OutboxMessage> batch) {
     return sequencer.publish(batch, this::send);
+  }
+
+  /** {@code webhook}. */
+  @Override
+  public String messagingSystem() {
+    return "webhook";
+  }
+
+  /**
+   * The URL's host, port and path (no query or user info, which may hold credentials), or null when
+   * the routing throws.
+   */
+  @Override
+  public @Nullable String destination(OutboxMessage message) {
+    try {
+      URI uri = routing.uri(message);
+      return uri.getHost()
+          + (uri.getPort() < 0 ? "" : ":" + uri.getPort())
+          + (uri.getRawPath() == null ? "" : uri.getRawPath());
+    } catch (RuntimeException e) {
+      return null;
+    }
   }
 
   /** Closes the {@code HttpClient} if this publisher created it. */
@@ -188,7 +218,10 @@ public final class WebhookPublisher implements Publisher {
 
   private HttpRequest request(OutboxMessage m) {
     URI uri = requireNonNull(routing.uri(m), "routing returned null");
-    byte[] body = m.payloadBytes();
+    CloudEvents ce = cloudEvents;
+    boolean structured = ce != null && ce.isStructured();
+    byte[] body =
+        structured ? ce.structuredBody(m).getBytes(StandardCharsets.UTF_8) : m.payloadBytes();
     HttpRequest.Builder r =
         HttpRequest.newBuilder(uri)
             .timeout(requestTimeout)
@@ -196,14 +229,31 @@ public final class WebhookPublisher implements Publisher {
     for (Map.Entry<String, String> h : m.headers().entrySet()) {
       r.setHeader(h.getKey(), h.getValue());
     }
-    r.setHeader("Content-Type", "application/json")
+    r.setHeader(
+            "Content-Type",
+            structured
+                ? CloudEvents.STRUCTURED_CONTENT_TYPE + "; charset=UTF-8"
+                : "application/json")
         .setHeader(WebhookEventIds.HEADER, m.id().toString())
         .setHeader(EVENT_TYPE_HEADER, m.eventType())
         .setHeader(AGGREGATE_TYPE_HEADER, m.aggregateType())
         .setHeader(AGGREGATE_ID_HEADER, m.aggregateId());
+    if (ce != null && !structured) {
+      ce.attributes(m)
+          .forEach((name, value) -> r.setHeader(WebhookCloudEvents.PREFIX + name, value));
+    }
     byte[] secret = signingSecret;
     if (secret != null) {
       r.setHeader(WebhookSignature.HEADER, WebhookSignature.sign(secret, body));
+    }
+    StandardWebhooks.Signer signer = standardWebhooks;
+    if (signer != null) {
+      // Signed at each attempt: the receiver refuses a timestamp outside its tolerance (replays).
+      String id = m.id().toString();
+      long timestamp = clock.instant().getEpochSecond();
+      r.setHeader(StandardWebhooks.ID_HEADER, id)
+          .setHeader(StandardWebhooks.TIMESTAMP_HEADER, Long.toString(timestamp))
+          .setHeader(StandardWebhooks.SIGNATURE_HEADER, signer.sign(id, timestamp, body));
     }
     return r.build();
   }
@@ -278,6 +328,8 @@ public final class WebhookPublisher implements Publisher {
     private Duration requestTimeout = DEFAULT_REQUEST_TIMEOUT;
     private int maxConcurrency = DEFAULT_MAX_CONCURRENCY;
     private byte @Nullable [] signingSecret;
+    private StandardWebhooks.@Nullable Signer standardWebhooks;
+    private @Nullable CloudEvents cloudEvents;
     private Clock clock = Clock.systemUTC();
 
     private Builder(WebhookRouting routing) {
@@ -332,7 +384,37 @@ public final class WebhookPublisher implements Publisher {
       return this;
     }
 
-    /** The clock that turns an HTTP-date {@code Retry-After} into a delay. Default UTC. */
+    /**
+     * Signs every request as Standard Webhooks says, with {@code secret} ({@code whsec_} followed
+     * by the base64 of a 24 to 64 byte key): headers {@value StandardWebhooks#ID_HEADER} (the event
+     * id), {@value StandardWebhooks#TIMESTAMP_HEADER} (when this attempt was signed) and {@value
+     * StandardWebhooks#SIGNATURE_HEADER} ({@code v1,<base64 HMAC-SHA256>}); receivers check them
+     * with {@link StandardWebhooks#verifier}. May be used with or instead of {@link
+     * #signingSecret(byte[])}.
+     *
+     * @throws IllegalArgumentException if the secret is not base64 of 24 to 64 bytes
+     */
+    public Builder standardWebhooksSecret(String secret) {
+      this.standardWebhooks = StandardWebhooks.signer(secret);
+      return this;
+    }
+
+    /**
+     * Sends each event as a CloudEvent (see {@link CloudEvents}): in binary mode, headers {@code
+     * ce-id}, {@code ce-source}, {@code ce-specversion}, {@code ce-type}, {@code ce-subject},
+     * {@code ce-time} with the payload as the body; in structured mode, the whole event as the JSON
+     * body with {@code Content-Type: application/cloudevents+json}. Read back with {@link
+     * WebhookCloudEvents}. Default: none.
+     */
+    public Builder cloudEvents(CloudEvents cloudEvents) {
+      this.cloudEvents = requireNonNull(cloudEvents, "cloudEvents");
+      return this;
+    }
+
+    /**
+     * The clock that turns an HTTP-date {@code Retry-After} into a delay and stamps Standard
+     * Webhooks signatures. Default UTC.
+     */
     public Builder clock(Clock clock) {
       this.clock = requireNonNull(clock, "clock");
       return this;

@@ -121,15 +121,29 @@ final class BenchDatabase implements AutoCloseable {
    * @return the highest seq per aggregate
    */
   Map<String, Integer> preload(int events, int aggregates) throws SQLException {
+    return preload(events, aggregates, false);
+  }
+
+  /**
+   * As {@link #preload(int, int)}; with {@code traceparent}, each event also carries a W3C {@code
+   * traceparent} header of its own, as the writer stores inside a traced request.
+   */
+  Map<String, Integer> preload(int events, int aggregates, boolean traceparent)
+      throws SQLException {
     execute(
-        "INSERT INTO outbox_events (aggregate_type, aggregate_id, event_type, payload)"
+        "INSERT INTO outbox_events (aggregate_type, aggregate_id, event_type, payload, headers)"
             + " SELECT 'order', 'agg-' || (i % "
             + aggregates
             + "), 'order.step', jsonb_build_object('aggregate', 'agg-' || (i % "
             + aggregates
             + "), 'seq', i / "
             + aggregates
-            + " + 1) FROM generate_series(0, "
+            + " + 1), "
+            + (traceparent
+                ? "jsonb_build_object('traceparent', '00-' || md5(i::text) || '-'"
+                    + " || substr(md5((i + 1)::text), 1, 16) || '-01')"
+                : "'{}'::jsonb")
+            + " FROM generate_series(0, "
             + (events - 1)
             + ") AS i");
     execute("ANALYZE outbox_events");

@@ -2,6 +2,7 @@ package dev.pgoutbox.tools.bench;
 
 import dev.pgoutbox.relay.Completion;
 import dev.pgoutbox.relay.Ordering;
+import dev.pgoutbox.relay.PublishTracing;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.LinkedHashMap;
@@ -54,6 +55,15 @@ final class DrainCommand implements Callable<Integer> {
           "Also run PostgreSQL's own loop (bench limit, --relays sessions, same --completion) on"
               + " identical data: limit_events_per_s, ratio_to_limit")
   boolean withLimit;
+
+  @Option(
+      names = "--with-tracing",
+      description =
+          "Give every event a stored traceparent and also drain with OpenTelemetry tracing, a span"
+              + " per event exported through a batch span processor to a discarding exporter:"
+              + " child of the stored context (traced_events_per_s, ratio_traced_to_drain) and"
+              + " linked to it (linked_events_per_s, ratio_linked_to_drain)")
+  boolean withTracing;
 
   @Option(
       names = "--rounds",
@@ -129,6 +139,10 @@ final class DrainCommand implements Callable<Integer> {
     if (withLimit) {
       order.add("limit");
     }
+    if (withTracing) {
+      order.add("traced");
+      order.add("linked");
+    }
     if (reversed) {
       Collections.reverse(order);
     }
@@ -136,7 +150,10 @@ final class DrainCommand implements Callable<Integer> {
       outcomes.put(
           run,
           switch (run) {
-            case "drain" -> Drains.relays(db, setup, session.factory());
+            case "drain" ->
+                Drains.relays(db, setup, session.factory(), PublishTracing.NONE, withTracing);
+            case "traced" -> BenchTracing.drain(db, setup, session.factory(), false);
+            case "linked" -> BenchTracing.drain(db, setup, session.factory(), true);
             case "ceiling" -> Drains.ceiling(db, setup);
             case "baseline" -> Drains.baseline(db, setup, false);
             case "batched_baseline" -> Drains.baseline(db, setup, true);
@@ -146,6 +163,15 @@ final class DrainCommand implements Callable<Integer> {
     Drains.Outcome drain = outcomes.get("drain");
     Result result = describe(new Result("drain"), setup).put("publisher", publishers.publisher);
     fill(result, drain);
+    for (String traced : List.of("traced", "linked")) {
+      Drains.Outcome outcome = outcomes.get(traced);
+      if (outcome != null) {
+        result.put(traced + "_events_per_s", Result.round(outcome.eventsPerSecond(), 0));
+        result.put(
+            "ratio_" + traced + "_to_drain",
+            Result.round(outcome.eventsPerSecond() / drain.eventsPerSecond(), 3));
+      }
+    }
     Drains.Outcome ceiling = outcomes.get("ceiling");
     if (ceiling != null) {
       result.put("ceiling_events_per_s", Result.round(ceiling.eventsPerSecond(), 0));

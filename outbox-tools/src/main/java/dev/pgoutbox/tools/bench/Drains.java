@@ -7,6 +7,7 @@ import dev.pgoutbox.relay.DeadLetterPolicy;
 import dev.pgoutbox.relay.Ordering;
 import dev.pgoutbox.relay.OutboxRelay;
 import dev.pgoutbox.relay.PublishResult;
+import dev.pgoutbox.relay.PublishTracing;
 import dev.pgoutbox.relay.Publisher;
 import dev.pgoutbox.relay.RelayConfig;
 import dev.pgoutbox.relay.RelayListener;
@@ -62,8 +63,22 @@ final class Drains {
   /** Preloads, then drains with {@code setup.relays()} real relays and {@code publisher}. */
   static Outcome relays(BenchDatabase db, Setup setup, PublisherFactory publishers)
       throws Exception {
+    return relays(db, setup, publishers, PublishTracing.NONE, false);
+  }
+
+  /**
+   * As {@link #relays(BenchDatabase, Setup, PublisherFactory)}, the relays tracing with {@code
+   * tracing}, the events carrying a stored {@code traceparent} when {@code traceparent}.
+   */
+  static Outcome relays(
+      BenchDatabase db,
+      Setup setup,
+      PublisherFactory publishers,
+      PublishTracing tracing,
+      boolean traceparent)
+      throws Exception {
     db.resetSchema();
-    Map<String, Integer> written = db.preload(setup.events(), setup.aggregates());
+    Map<String, Integer> written = db.preload(setup.events(), setup.aggregates(), traceparent);
     Deliveries deliveries = new Deliveries();
     AtomicLong committed = new AtomicLong();
     CountDownLatch done = new CountDownLatch(1);
@@ -105,6 +120,7 @@ final class Drains {
                 .executor(executor)
                 .config(config)
                 .listener(counter)
+                .tracing(tracing)
                 .build());
       }
       long start = System.nanoTime();

@@ -1,0 +1,446 @@
+package dev.pgoutbox.relay.otel;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.rabbitmq.client.BuiltinExchangeType;
+import com.rabbitmq.client.Channel;
+import com.rabbitmq.client.ConnectionFactory;
+import com.rabbitmq.client.GetResponse;
+import com.sun.net.httpserver.Headers;
+import com.sun.net.httpserver.HttpServer;
+import dev.pgoutbox.core.Outbox;
+import dev.pgoutbox.core.OutboxEvent;
+import dev.pgoutbox.core.consumer.KafkaTraceContext;
+import dev.pgoutbox.core.consumer.NatsTraceContext;
+import dev.pgoutbox.core.consumer.RabbitMqTraceContext;
+import dev.pgoutbox.core.consumer.WebhookTraceContext;
+import dev.pgoutbox.relay.OutboxRelay;
+import dev.pgoutbox.relay.Publisher;
+import dev.pgoutbox.relay.RelayConfig;
+import dev.pgoutbox.relay.kafka.KafkaPublisher;
+import dev.pgoutbox.relay.nats.NatsPublisher;
+import dev.pgoutbox.relay.nats.NatsRouting;
+import dev.pgoutbox.relay.rabbitmq.RabbitMqPublisher;
+import dev.pgoutbox.relay.rabbitmq.RabbitMqRouting;
+import dev.pgoutbox.relay.webhook.WebhookPublisher;
+import dev.pgoutbox.testing.EmbeddedKafka;
+import dev.pgoutbox.testing.Eventually;
+import dev.pgoutbox.testing.TestSchema;
+import io.github.resilience4j.core.IntervalFunction;
+import io.nats.client.JetStreamSubscription;
+import io.nats.client.Message;
+import io.nats.client.Nats;
+import io.nats.client.Options;
+import io.nats.client.PushSubscribeOptions;
+import io.nats.client.api.StreamConfiguration;
+import io.opentelemetry.api.common.AttributeKey;
+import io.opentelemetry.api.trace.Span;
+import io.opentelemetry.api.trace.SpanKind;
+import io.opentelemetry.api.trace.StatusCode;
+import io.opentelemetry.api.trace.Tracer;
+import io.opentelemetry.context.Context;
+import io.opentelemetry.context.Scope;
+import io.opentelemetry.sdk.OpenTelemetrySdk;
+import io.opentelemetry.sdk.testing.exporter.InMemorySpanExporter;
+import io.opentelemetry.sdk.trace.SdkTracerProvider;
+import io.opentelemetry.sdk.trace.data.SpanData;
+import io.opentelemetry.sdk.trace.export.SimpleSpanProcessor;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.URI;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
+import org.apache.kafka.common.serialization.StringDeserializer;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/**
+ * One trace from the request that writes an event to the consumer that handles it, through the real
+ * outbox table, a real relay and each real broker: request span, then the relay's PRODUCER span
+ * (its child), then the consumer's span (the relay span's child), spans kept in memory by the
+ * OpenTelemetry SDK.
+ */
+// A Scope is opened for its effect (the span is current inside it); NATS close() may throw
+// InterruptedException.
+@SuppressWarnings("try")
+class TracingIT {
+
+  @RegisterExtension static final TestSchema db = TestSchema.migrated();
+
+  static final InMemorySpanExporter exported = InMemorySpanExporter.create();
+  static OpenTelemetrySdk otel;
+  static Tracer tracer;
+  static EmbeddedKafka kafka;
+
+  Outbox outbox;
+
+  @BeforeAll
+  static void setUp() throws Exception {
+    otel =
+        OpenTelemetrySdk.builder()
+            .setTracerProvider(
+                SdkTracerProvider.builder()
+                    .addSpanProcessor(SimpleSpanProcessor.create(exported))
+                    .build())
+            .build();
+    tracer = otel.getTracer("test");
+    kafka = EmbeddedKafka.start();
+  }
+
+  @AfterAll
+  static void tearDown() throws Exception {
+    kafka.close();
+    otel.close();
+  }
+
+  @BeforeEach
+  void reset() {
+    exported.reset();
+    db.execute("truncate outbox_events");
+    outbox = Outbox.builder().schema(db.schema()).build();
+  }
+
+  @Test
+  void kafkaConsumerContinuesTheRequestsTrace() throws Exception {
+    kafka.createTopic("traced", 1);
+    Span request = writeInRequest("traced");
+    try (KafkaPublisher publisher = KafkaPublisher.builder(kafka.bootstrapServers()).build()) {
+      drain(publisher, OpenTelemetryTracing.create(otel));
+    }
+    Context received;
+    try (KafkaConsumer<String, byte[]> consumer =
+        new KafkaConsumer<>(
+            Map.of(
+                ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG,
+                kafka.bootstrapServers(),
+                ConsumerConfig.GROUP_ID_CONFIG,
+                "traced-" + UUID.randomUUID(),
+                ConsumerConfig.AUTO_OFFSET_RESET_CONFIG,
+                "earliest"),
+            new StringDeserializer(),
+            new ByteArrayDeserializer())) {
+      consumer.subscribe(List.of("traced"));
+      ConcurrentLinkedQueue<ConsumerRecord<String, byte[]>> records = new ConcurrentLinkedQueue<>();
+      Eventually.await(
+          "the record on Kafka",
+          Duration.ofMinutes(1),
+          () -> {
+            consumer.poll(Duration.ofMillis(200)).forEach(records::add);
+            return !records.isEmpty();
+          });
+      received = KafkaTraceContext.extract(records.peek());
+    }
+    SpanData producer = onlyProducerSpan();
+    assertChildOf(producer, request);
+    assertThat(producer.getName()).isEqualTo("send traced");
+    assertThat(attr(producer, "messaging.system")).isEqualTo("kafka");
+    assertThat(attr(producer, "messaging.destination.name")).isEqualTo("traced");
+    assertConsumerContinues(received, producer);
+  }
+
+  @Test
+  void rabbitMqConsumerContinuesTheRequestsTrace() throws Exception {
+    ConnectionFactory factory = new ConnectionFactory();
+    factory.setHost("127.0.0.1");
+    factory.setUsername("guest");
+    factory.setPassword("guest");
+    try (com.rabbitmq.client.Connection connection = factory.newConnection("tracing-it");
+        Channel channel = connection.createChannel()) {
+      String exchange = "pgoutbox.test.tracing." + UUID.randomUUID();
+      channel.exchangeDeclare(exchange, BuiltinExchangeType.TOPIC, false, true, null);
+      String queue = channel.queueDeclare("", false, true, true, null).getQueue();
+      channel.queueBind(queue, exchange, "#");
+      Span request = writeInRequest("order");
+      try (RabbitMqPublisher publisher =
+          RabbitMqPublisher.builder(factory, RabbitMqRouting.byEventType(exchange)).build()) {
+        drain(publisher, OpenTelemetryTracing.create(otel));
+      }
+      GetResponse[] got = new GetResponse[1];
+      Eventually.await(
+          "the message in " + queue,
+          Duration.ofSeconds(30),
+          () -> {
+            try {
+              got[0] = channel.basicGet(queue, true);
+            } catch (java.io.IOException e) {
+              throw new IllegalStateException(e);
+            }
+            return got[0] != null;
+          });
+      SpanData producer = onlyProducerSpan();
+      assertChildOf(producer, request);
+      assertThat(attr(producer, "messaging.system")).isEqualTo("rabbitmq");
+      assertThat(attr(producer, "messaging.destination.name")).isEqualTo(exchange);
+      assertConsumerContinues(RabbitMqTraceContext.extract(got[0].getProps()), producer);
+    }
+  }
+
+  @Test
+  void natsConsumerContinuesTheRequestsTrace() throws Exception {
+    Options options = new Options.Builder().server("nats://127.0.0.1:4222").build();
+    try (io.nats.client.Connection connection = Nats.connect(options)) {
+      String prefix = "pgoutbox-tracing-" + UUID.randomUUID().toString().substring(0, 8);
+      connection
+          .jetStreamManagement()
+          .addStream(StreamConfiguration.builder().name(prefix).subjects(prefix + ".>").build());
+      try {
+        JetStreamSubscription sub =
+            connection
+                .jetStream()
+                .subscribe(prefix + ".>", PushSubscribeOptions.builder().ordered(true).build());
+        Span request = writeInRequest("order");
+        try (NatsPublisher publisher =
+            NatsPublisher.builder(options).routing(NatsRouting.byTypes(prefix)).build()) {
+          drain(publisher, OpenTelemetryTracing.create(otel));
+        }
+        Message message = sub.nextMessage(Duration.ofSeconds(30));
+        assertThat(message).as("the message on " + prefix).isNotNull();
+        SpanData producer = onlyProducerSpan();
+        assertChildOf(producer, request);
+        assertThat(attr(producer, "messaging.system")).isEqualTo("nats");
+        assertThat(attr(producer, "messaging.destination.name"))
+            .isEqualTo(prefix + ".order.order.created");
+        assertConsumerContinues(NatsTraceContext.extract(message), producer);
+      } finally {
+        connection.jetStreamManagement().deleteStream(prefix);
+      }
+    }
+  }
+
+  @Test
+  void aRetryAfterARelayRestartStaysInTheRequestsTrace() throws Exception {
+    ConcurrentLinkedQueue<Headers> received = new ConcurrentLinkedQueue<>();
+    AtomicInteger calls = new AtomicInteger();
+    HttpServer server = receiver(received, () -> calls.incrementAndGet() == 1 ? 503 : 200);
+    try (WebhookPublisher publisher = webhook(server)) {
+      Span request = writeInRequest("order");
+      // The first relay fails once and goes away; a new relay (a restart) publishes the retry.
+      relay(publisher, OpenTelemetryTracing.create(otel)).runOnce();
+      assertThat(pending()).isEqualTo(1);
+      drain(publisher, OpenTelemetryTracing.create(otel));
+
+      List<SpanData> producers = producerSpans();
+      assertThat(producers).hasSize(2);
+      SpanData failed = producers.get(0);
+      SpanData published = producers.get(1);
+      assertChildOf(failed, request);
+      assertChildOf(published, request);
+      assertThat(failed.getStatus().getStatusCode()).isEqualTo(StatusCode.ERROR);
+      assertThat(failed.getStatus().getDescription()).contains("HTTP 503");
+      assertThat(attr(failed, "error.type")).isEqualTo("retryable");
+      assertThat(attr(failed, "pgoutbox.outcome")).isEqualTo("retry");
+      assertThat(longAttr(failed, "pgoutbox.attempt")).isEqualTo(1);
+      assertThat(longAttr(failed, "pgoutbox.retry_in_ms")).isNotNull();
+      assertThat(attr(published, "pgoutbox.outcome")).isEqualTo("published");
+      assertThat(longAttr(published, "pgoutbox.attempt")).isEqualTo(2);
+      assertThat(published.getStatus().getStatusCode()).isEqualTo(StatusCode.UNSET);
+      assertThat(attr(published, "messaging.system")).isEqualTo("webhook");
+      assertThat(attr(published, "messaging.destination.name"))
+          .isEqualTo("127.0.0.1:" + server.getAddress().getPort() + "/events");
+
+      // Each request carried its own attempt's span; the receiver continues the second one's.
+      List<Headers> requests = List.copyOf(received);
+      assertThat(requests).hasSize(2);
+      assertThat(requests.get(0).getFirst("traceparent")).contains(failed.getSpanId());
+      assertConsumerContinues(WebhookTraceContext.extract(requests.get(1)), published);
+    } finally {
+      server.stop(0);
+    }
+  }
+
+  @Test
+  void aDeadLetteredEventsSpanSaysSo() throws Exception {
+    HttpServer server = receiver(new ConcurrentLinkedQueue<>(), () -> 400);
+    try (WebhookPublisher publisher = webhook(server)) {
+      Span request = writeInRequest("order");
+      drain(publisher, OpenTelemetryTracing.create(otel));
+      SpanData dead = onlyProducerSpan();
+      assertChildOf(dead, request);
+      assertThat(dead.getStatus().getStatusCode()).isEqualTo(StatusCode.ERROR);
+      assertThat(dead.getStatus().getDescription()).contains("HTTP 400");
+      assertThat(attr(dead, "pgoutbox.outcome")).isEqualTo("dead_lettered");
+      assertThat(attr(dead, "error.type")).isEqualTo("permanent");
+    } finally {
+      server.stop(0);
+    }
+  }
+
+  @Test
+  void linkedSpansStartTheirOwnTraceWithALinkToTheRequest() throws Exception {
+    ConcurrentLinkedQueue<Headers> received = new ConcurrentLinkedQueue<>();
+    HttpServer server = receiver(received, () -> 200);
+    try (WebhookPublisher publisher = webhook(server)) {
+      Span request = writeInRequest("order");
+      drain(publisher, OpenTelemetryTracing.builder(otel).linkToStoredContext(true).build());
+      SpanData producer = onlyProducerSpan();
+      assertThat(producer.getTraceId()).isNotEqualTo(request.getSpanContext().getTraceId());
+      assertThat(producer.getParentSpanContext().isValid()).isFalse();
+      assertThat(producer.getLinks())
+          .extracting(l -> l.getSpanContext().getTraceId() + "/" + l.getSpanContext().getSpanId())
+          .containsExactly(
+              request.getSpanContext().getTraceId() + "/" + request.getSpanContext().getSpanId());
+      assertConsumerContinues(WebhookTraceContext.extract(received.peek()), producer);
+    } finally {
+      server.stop(0);
+    }
+  }
+
+  @Test
+  void withoutTracingTheStoredContextReachesTheConsumerAsItWas() throws Exception {
+    ConcurrentLinkedQueue<Headers> received = new ConcurrentLinkedQueue<>();
+    HttpServer server = receiver(received, () -> 200);
+    try (WebhookPublisher publisher = webhook(server)) {
+      Span request = writeInRequest("order");
+      drain(publisher, dev.pgoutbox.relay.PublishTracing.NONE);
+      assertThat(producerSpans()).isEmpty();
+      assertConsumerContinues(WebhookTraceContext.extract(received.peek()), request);
+    } finally {
+      server.stop(0);
+    }
+  }
+
+  /** Writes one event of aggregate type {@code type} inside a finished request span. */
+  private Span writeInRequest(String type) {
+    Span request = tracer.spanBuilder("POST /orders").setSpanKind(SpanKind.SERVER).startSpan();
+    try (Scope scope = request.makeCurrent()) {
+      db.dsl()
+          .transaction(
+              tx ->
+                  outbox.append(
+                      tx.dsl(), OutboxEvent.of(type, "42", "order.created", Map.of("id", 42))));
+    } finally {
+      request.end();
+    }
+    return request;
+  }
+
+  private OutboxRelay relay(Publisher publisher, dev.pgoutbox.relay.PublishTracing tracing) {
+    return OutboxRelay.builder()
+        .name("tracing-it")
+        .dataSource(db.dataSource())
+        .schema(db.schema())
+        .publisher(publisher)
+        .tracing(tracing)
+        .config(
+            RelayConfig.builder()
+                .batchSize(10)
+                .backoff(IntervalFunction.of(Duration.ofMillis(20)))
+                .build())
+        .build();
+  }
+
+  /** Runs batches on a fresh relay until nothing is pending. */
+  private void drain(Publisher publisher, dev.pgoutbox.relay.PublishTracing tracing)
+      throws Exception {
+    OutboxRelay relay = relay(publisher, tracing);
+    Eventually.await(
+        "the relay to publish every event",
+        Duration.ofMinutes(1),
+        () -> {
+          try {
+            relay.runOnce();
+          } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException(e);
+          }
+          return pending() == 0;
+        });
+  }
+
+  private long pending() {
+    return db.queryLong(
+        "select count(*) from outbox_events where processed_at is null and dead_at is null");
+  }
+
+  private static HttpServer receiver(
+      ConcurrentLinkedQueue<Headers> received, java.util.function.IntSupplier status)
+      throws Exception {
+    HttpServer server =
+        HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 0);
+    server.createContext(
+        "/events",
+        exchange -> {
+          exchange.getRequestBody().readAllBytes();
+          received.add(exchange.getRequestHeaders());
+          exchange.sendResponseHeaders(status.getAsInt(), -1);
+          exchange.close();
+        });
+    server.start();
+    return server;
+  }
+
+  private static WebhookPublisher webhook(HttpServer server) {
+    return WebhookPublisher.builder(
+            URI.create("http://127.0.0.1:" + server.getAddress().getPort() + "/events"))
+        .build();
+  }
+
+  private static List<SpanData> producerSpans() {
+    return exported.getFinishedSpanItems().stream()
+        .filter(s -> s.getKind() == SpanKind.PRODUCER)
+        .toList();
+  }
+
+  private static SpanData onlyProducerSpan() {
+    List<SpanData> producers = producerSpans();
+    assertThat(producers).hasSize(1);
+    SpanData producer = producers.get(0);
+    assertThat(attr(producer, "messaging.message.id")).isNotBlank();
+    assertThat(attr(producer, "messaging.operation.type")).isEqualTo("send");
+    assertThat(longAttr(producer, "pgoutbox.batch.size")).isEqualTo(1);
+    assertThat(attr(producer, "pgoutbox.aggregate.id")).isEqualTo("42");
+    return producer;
+  }
+
+  private static void assertChildOf(SpanData producer, Span request) {
+    assertThat(producer.getTraceId()).isEqualTo(request.getSpanContext().getTraceId());
+    assertThat(producer.getParentSpanId()).isEqualTo(request.getSpanContext().getSpanId());
+  }
+
+  /** The consumer's span, parented on what it received, is the child of {@code parent}. */
+  private static void assertConsumerContinues(Context received, SpanData parent) {
+    assertConsumerContinues(received, parent.getTraceId(), parent.getSpanId());
+  }
+
+  private static void assertConsumerContinues(Context received, Span parent) {
+    assertConsumerContinues(
+        received, parent.getSpanContext().getTraceId(), parent.getSpanContext().getSpanId());
+  }
+
+  private static void assertConsumerContinues(Context received, String traceId, String spanId) {
+    Span consumer =
+        tracer
+            .spanBuilder("process order.created")
+            .setSpanKind(SpanKind.CONSUMER)
+            .setParent(received)
+            .startSpan();
+    consumer.end();
+    SpanData data =
+        exported.getFinishedSpanItems().stream()
+            .filter(s -> s.getSpanId().equals(consumer.getSpanContext().getSpanId()))
+            .findFirst()
+            .orElseThrow();
+    assertThat(data.getTraceId()).isEqualTo(traceId);
+    assertThat(data.getParentSpanId()).isEqualTo(spanId);
+    assertThat(data.getParentSpanContext().isRemote()).isTrue();
+  }
+
+  private static String attr(SpanData span, String key) {
+    return span.getAttributes().get(AttributeKey.stringKey(key));
+  }
+
+  private static Long longAttr(SpanData span, String key) {
+    return span.getAttributes().get(AttributeKey.longKey(key));
+  }
+}

@@ -1,10 +1,10 @@
 package dev.pgoutbox.spring.boot;
 
-import dev.pgoutbox.relay.testing.RecordingPublisher;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.pgoutbox.relay.testing.RecordingPublisher;
 import dev.pgoutbox.testing.Eventually;
 import dev.pgoutbox.testing.TcpProxy;
 import dev.pgoutbox.testing.TestDatabase;

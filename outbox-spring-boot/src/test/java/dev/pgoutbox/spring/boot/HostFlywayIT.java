@@ -1,9 +1,9 @@
 package dev.pgoutbox.spring.boot;
 
-import dev.pgoutbox.relay.testing.RecordingPublisher;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.pgoutbox.core.OutboxEvent;
+import dev.pgoutbox.relay.testing.RecordingPublisher;
 import dev.pgoutbox.testing.Eventually;
 import dev.pgoutbox.testing.TestSchema;
 import java.sql.SQLException;

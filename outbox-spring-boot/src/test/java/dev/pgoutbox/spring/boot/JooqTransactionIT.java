@@ -1,6 +1,5 @@
 package dev.pgoutbox.spring.boot;
 
-import dev.pgoutbox.relay.testing.RecordingPublisher;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.jooq.impl.DSL.field;
@@ -8,6 +7,7 @@ import static org.jooq.impl.DSL.table;
 
 import dev.pgoutbox.core.Outbox;
 import dev.pgoutbox.core.OutboxEvent;
+import dev.pgoutbox.relay.testing.RecordingPublisher;
 import dev.pgoutbox.testing.Eventually;
 import dev.pgoutbox.testing.TestSchema;
 import java.time.Duration;

@@ -1,10 +1,10 @@
 package dev.pgoutbox.spring.boot;
 
-import dev.pgoutbox.relay.testing.RecordingPublisher;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.pgoutbox.core.OutboxEvent;
+import dev.pgoutbox.relay.testing.RecordingPublisher;
 import dev.pgoutbox.testing.Eventually;
 import dev.pgoutbox.testing.TestSchema;
 import jakarta.persistence.EntityManager;

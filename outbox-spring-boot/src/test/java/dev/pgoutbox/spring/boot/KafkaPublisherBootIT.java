@@ -1,15 +1,15 @@
 package dev.pgoutbox.spring.boot;
 
-import dev.pgoutbox.testing.EmbeddedKafka;
 import static java.nio.charset.StandardCharsets.UTF_8;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.pgoutbox.core.OutboxEvent;
-import dev.pgoutbox.testing.Eventually;
-import dev.pgoutbox.testing.TestSchema;
 import dev.pgoutbox.relay.Publisher;
 import dev.pgoutbox.relay.kafka.KafkaPublisher;
+import dev.pgoutbox.testing.EmbeddedKafka;
+import dev.pgoutbox.testing.Eventually;
+import dev.pgoutbox.testing.TestSchema;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;

@@ -5,10 +5,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.pgoutbox.core.consumer.NatsEventIds;
-import dev.pgoutbox.testing.Eventually;
-import dev.pgoutbox.testing.TestSchema;
 import dev.pgoutbox.relay.Publisher;
 import dev.pgoutbox.relay.nats.NatsPublisher;
+import dev.pgoutbox.testing.Eventually;
+import dev.pgoutbox.testing.TestSchema;
 import io.nats.client.Connection;
 import io.nats.client.JetStreamSubscription;
 import io.nats.client.Message;

@@ -4,11 +4,11 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import dev.pgoutbox.testing.Eventually;
-import dev.pgoutbox.testing.TestSchema;
 import dev.pgoutbox.relay.OutboxMessage;
 import dev.pgoutbox.relay.PublishResult;
 import dev.pgoutbox.relay.Publisher;
+import dev.pgoutbox.testing.Eventually;
+import dev.pgoutbox.testing.TestSchema;
 import java.io.IOException;
 import java.net.URI;
 import java.net.http.HttpClient;

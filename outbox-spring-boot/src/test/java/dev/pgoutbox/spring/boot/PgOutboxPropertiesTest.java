@@ -6,6 +6,10 @@ import dev.pgoutbox.core.Outbox;
 import dev.pgoutbox.db.OutboxSchema;
 import dev.pgoutbox.relay.OutboxRelay;
 import dev.pgoutbox.relay.RelayConfig;
+import dev.pgoutbox.relay.kafka.KafkaPublisher;
+import dev.pgoutbox.relay.nats.NatsPublisher;
+import dev.pgoutbox.relay.rabbitmq.RabbitMqPublisher;
+import dev.pgoutbox.relay.webhook.WebhookPublisher;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
 import org.junit.jupiter.api.Test;
@@ -31,6 +35,16 @@ class PgOutboxPropertiesTest {
     assertThat(backoff.getMax()).isEqualTo(RelayConfig.DEFAULT_BACKOFF_MAX);
     assertThat(properties.getWriter().isSerializeWritersPerAggregate())
         .isEqualTo(Outbox.builder().build().serializesWritersPerAggregate());
+    PgOutboxProperties.Publisher publisher = properties.getPublisher();
+    assertThat(publisher.getKafka().getDeliveryTimeout())
+        .isEqualTo(KafkaPublisher.DEFAULT_DELIVERY_TIMEOUT);
+    assertThat(publisher.getRabbitmq().getConfirmTimeout())
+        .isEqualTo(RabbitMqPublisher.DEFAULT_CONFIRM_TIMEOUT);
+    assertThat(publisher.getNats().getAckTimeout()).isEqualTo(NatsPublisher.DEFAULT_ACK_TIMEOUT);
+    assertThat(publisher.getWebhook().getRequestTimeout())
+        .isEqualTo(WebhookPublisher.DEFAULT_REQUEST_TIMEOUT);
+    assertThat(publisher.getWebhook().getMaxConcurrency())
+        .isEqualTo(WebhookPublisher.DEFAULT_MAX_CONCURRENCY);
   }
 
   @Test
@@ -44,6 +58,9 @@ class PgOutboxPropertiesTest {
           .contains("\"pgoutbox.relay.backoff.multiplier\"")
           .contains("\"pgoutbox.writer.serialize-writers-per-aggregate\"")
           .contains("\"pgoutbox.publisher.rabbitmq.exchange\"")
+          .contains("\"pgoutbox.publisher.kafka.topic-prefix\"")
+          .contains("\"pgoutbox.publisher.nats.subject-prefix\"")
+          .contains("\"pgoutbox.publisher.webhook.url\"")
           .contains("\"defaultValue\": \"1s\"");
     }
   }

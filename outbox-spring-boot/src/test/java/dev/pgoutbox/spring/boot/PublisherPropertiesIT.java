@@ -1,10 +1,10 @@
 package dev.pgoutbox.spring.boot;
 
-import dev.pgoutbox.relay.testing.RecordingPublisher;
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.pgoutbox.testing.TestSchema;
 import dev.pgoutbox.relay.Publisher;
+import dev.pgoutbox.relay.testing.RecordingPublisher;
+import dev.pgoutbox.testing.TestSchema;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.springframework.boot.amqp.autoconfigure.RabbitAutoConfiguration;

@@ -50,6 +50,11 @@ class PublisherFaultsTest {
   private final ByteArrayOutputStream log = new ByteArrayOutputStream();
 
   private PublisherFaults faults(double permanentRate, double retryableRate, Duration slowEvery) {
+    return faults(permanentRate, retryableRate, slowEvery, Long.MAX_VALUE);
+  }
+
+  private PublisherFaults faults(
+      double permanentRate, double retryableRate, Duration slowEvery, long slowUntilNanos) {
     return new PublisherFaults(
         inner,
         SEED,
@@ -57,7 +62,7 @@ class PublisherFaultsTest {
         permanentRate,
         retryableRate,
         slowEvery,
-        Long.MAX_VALUE,
+        slowUntilNanos,
         now::get,
         new PrintStream(log, true, StandardCharsets.UTF_8));
   }
@@ -191,6 +196,27 @@ class PublisherFaultsTest {
     assertThat(faults.publish(batch).toCompletableFuture())
         .as("the next slow batch comes 10 s later")
         .isCompleted();
+  }
+
+  @Test
+  void afterTheWritersStopARelayProcessGetsItsFirstSlowBatchAndNoMore() {
+    // Writing ended at 1 s, before this relay's first slow batch was due (2 to 10 s in): a relay
+    // that published nothing while the writers ran still tests one publish timeout.
+    PublisherFaults faults = faults(0, 0, Duration.ofSeconds(10), Duration.ofSeconds(1).toNanos());
+    List<OutboxMessage> batch = new ArrayList<>();
+    for (int i = 0; i < 8; i++) {
+      batch.add(step("agg-" + i, 2010 + i));
+    }
+    now.set(Duration.ofSeconds(10).toNanos());
+    CompletableFuture<List<PublishResult>> first = faults.publish(batch).toCompletableFuture();
+    assertThat(first).as("the process's first slow batch").isNotDone();
+    assertThat(first.cancel(true)).isTrue();
+
+    now.set(Duration.ofSeconds(40).toNanos());
+    assertThat(faults.publish(batch).toCompletableFuture())
+        .as("no second slow batch once the writers stopped")
+        .isCompleted();
+    assertThat(log()).containsOnlyOnce("kind=slow-batch events=8");
   }
 
   private static List<PublishResult> partial(CompletableFuture<List<PublishResult>> stage) {

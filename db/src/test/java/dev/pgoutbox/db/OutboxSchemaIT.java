@@ -28,7 +28,7 @@ class OutboxSchemaIT {
         .load()
         .migrate();
 
-    assertThat(OutboxSchema.migrate(db.dataSource(), db.schema())).isEqualTo(3);
+    assertThat(OutboxSchema.migrate(db.dataSource(), db.schema())).isEqualTo(4);
     assertThat(OutboxSchema.migrate(db.dataSource(), db.schema()))
         .as("a second call applies nothing")
         .isZero();
@@ -101,10 +101,15 @@ class OutboxSchemaIT {
       writer.commit();
 
       List<PGNotification> received = drain(listener.unwrap(PGConnection.class));
-      assertThat(received)
-          .as("identical notifications of one transaction are folded into one")
-          .hasSize(1);
+      assertThat(received).as("one notification for the transaction's two statements").hasSize(1);
       assertThat(received.get(0).getName()).isEqualTo(OutboxSchema.notifyChannel(db.schema()));
+      assertThat(received.get(0).getParameter())
+          .as("the payload: the lowest position the transaction wrote")
+          .isEqualTo(
+              db.dsl()
+                  .fetchValue("select min(position) from outbox_events where aggregate_id = 'o-1'")
+                  .toString())
+          .isEqualTo(db.dsl().fetchValue("select min(position) from outbox_events").toString());
 
       OutboxSchema.setNotifyTrigger(db.dataSource(), db.schema(), false);
       try (Statement insert = writer.createStatement()) {

@@ -78,6 +78,14 @@ public final class BatchRunner {
   }
 
   /**
+   * A writer committed events from {@code position} on: the next claim looks from there at the
+   * latest (see {@link Claimer#committedFrom}).
+   */
+  public void committedFrom(long position) {
+    claimer.committedFrom(position);
+  }
+
+  /**
    * Runs one batch.
    *
    * @return the number of events claimed (a full batch means more are probably waiting)
@@ -90,9 +98,7 @@ public final class BatchRunner {
     Outcome outcome;
     try (Connection connection = dataSource.getConnection()) {
       boolean autoCommit = connection.getAutoCommit();
-      int isolation = connection.getTransactionIsolation();
       connection.setAutoCommit(false);
-      connection.setTransactionIsolation(Connection.TRANSACTION_READ_COMMITTED);
       try {
         DSLContext tx = DSL.using(connection, SQLDialect.POSTGRES, settings);
         Sql.configureClaimTransaction(
@@ -113,7 +119,7 @@ public final class BatchRunner {
         rollbackQuietly(connection);
         throw e;
       } finally {
-        restore(connection, autoCommit, isolation);
+        restore(connection, autoCommit);
       }
     }
     report(outcome, Duration.ofNanos(System.nanoTime() - started));
@@ -389,9 +395,8 @@ public final class BatchRunner {
     }
   }
 
-  private static void restore(Connection connection, boolean autoCommit, int isolation) {
+  private static void restore(Connection connection, boolean autoCommit) {
     try {
-      connection.setTransactionIsolation(isolation);
       connection.setAutoCommit(autoCommit);
     } catch (SQLException ignored) {
       // A broken connection: the pool discards it.

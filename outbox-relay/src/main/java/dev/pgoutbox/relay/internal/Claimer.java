@@ -226,6 +226,20 @@ final class Claimer {
     return lowWater;
   }
 
+  /**
+   * A writer committed events from {@code position} on (its notification said so): the next claim
+   * looks from there if the low-water mark has risen past it. This finds the late commit the settle
+   * time did not wait for while claims keep finding newer rows, where an empty claim's look from
+   * position 0 never runs.
+   */
+  void committedFrom(long position) {
+    if (position < lowWater) {
+      lowWater = position;
+      risingTo = Long.MAX_VALUE;
+      risingSince = System.nanoTime();
+    }
+  }
+
   /** Moves the low-water mark: down at once, up to a first head only once it has settled. */
   private void afterScan(@Nullable Long firstFound) {
     if (firstFound == null) {

@@ -6,6 +6,7 @@ import java.sql.PreparedStatement;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
+import org.jspecify.annotations.Nullable;
 import org.postgresql.PGConnection;
 import org.postgresql.PGNotification;
 
@@ -19,6 +20,9 @@ public final class NotificationWaiter implements AutoCloseable {
   private static final Duration INITIAL_BACKOFF = Duration.ofMillis(100);
   private static final Duration VALIDATE_EVERY = Duration.ofSeconds(30);
 
+  /** {@link #takeLowestAnnounced} when no notification said where its events start. */
+  public static final long NONE_ANNOUNCED = Long.MAX_VALUE;
+
   private final ListenConnectionFactory factory;
   private final String channel;
   private final String applicationName;
@@ -30,6 +34,9 @@ public final class NotificationWaiter implements AutoCloseable {
   private long nextConnectNanos = System.nanoTime();
   private long lastVerifiedNanos = System.nanoTime();
   private boolean everConnected;
+
+  /** The lowest position the notifications read since the last {@link #takeLowestAnnounced}. */
+  private long lowestAnnounced = NONE_ANNOUNCED;
 
   /**
    * A waiter on {@code channel}; connects lazily and names its session {@code applicationName} in
@@ -78,6 +85,7 @@ public final class NotificationWaiter implements AutoCloseable {
       }
       if (notifications != null && notifications.length > 0) {
         lastVerifiedNanos = System.nanoTime();
+        note(notifications);
         return true;
       }
       return false;
@@ -103,12 +111,53 @@ public final class NotificationWaiter implements AutoCloseable {
     }
     try {
       PGNotification[] notifications = pg.getNotifications();
-      return notifications == null ? 0 : notifications.length;
+      if (notifications == null) {
+        return 0;
+      }
+      note(notifications);
+      return notifications.length;
     } catch (SQLException e) {
       log.warn("LISTEN connection lost ({}); reconnecting", e.getMessage());
       closeConnection();
       nextConnectNanos = System.nanoTime();
       return 0;
+    }
+  }
+
+  /**
+   * The lowest position announced by the notifications read since the last call, or {@link
+   * #NONE_ANNOUNCED}; resets it. The outbox trigger's payload is the lowest position its statement
+   * inserted, sent when the writer commits: a relay whose low-water mark rose past a writer that
+   * had not committed yet learns here where to look again.
+   */
+  public long takeLowestAnnounced() {
+    long lowest = lowestAnnounced;
+    lowestAnnounced = NONE_ANNOUNCED;
+    return lowest;
+  }
+
+  private void note(PGNotification[] notifications) {
+    for (PGNotification notification : notifications) {
+      long position = announcedPosition(notification.getParameter());
+      if (position < lowestAnnounced) {
+        lowestAnnounced = position;
+      }
+    }
+  }
+
+  /**
+   * The position a payload announces; {@link #NONE_ANNOUNCED} for an empty payload (the triggers of
+   * schema versions 1 to 3) or anything else that is not a position, which only says "look".
+   */
+  static long announcedPosition(@Nullable String payload) {
+    if (payload == null || payload.isEmpty()) {
+      return NONE_ANNOUNCED;
+    }
+    try {
+      long position = Long.parseLong(payload);
+      return position >= 0 ? position : NONE_ANNOUNCED;
+    } catch (NumberFormatException e) {
+      return NONE_ANNOUNCED;
     }
   }
 

@@ -101,6 +101,9 @@ public final class RelayLoop implements Runnable {
         long sliceEnd = System.nanoTime() + DRAIN_SLICE_NANOS;
         int claimed;
         do {
+          if (waiter != null) {
+            runner.committedFrom(waiter.takeLowestAnnounced());
+          }
           claimed = runner.runOnce();
           if (claimed >= batchSize && waiter != null) {
             // Going on at once anyway: read what writers announced meanwhile so it cannot pile up.

@@ -84,7 +84,7 @@ class ClaimStaysBoundedIT {
   }
 
   /** Rows of the outbox this session read since its statistics were last reported. */
-  private static long rowsReadSoFar(Connection connection) throws SQLException {
+  static long rowsReadSoFar(Connection connection) throws SQLException {
     try (Statement statement = connection.createStatement();
         ResultSet rs =
             statement.executeQuery(

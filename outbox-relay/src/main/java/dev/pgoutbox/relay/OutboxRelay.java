@@ -469,11 +469,14 @@ public final class OutboxRelay implements AutoCloseable {
 
     /**
      * How publishes are traced: {@code OpenTelemetryTracing.create(openTelemetry)} (package {@code
-     * dev.pgoutbox.relay.otel}) for one PRODUCER span per event, or {@link PublishTracing#NONE}.
-     * Default: OpenTelemetry tracing with the global instance when OpenTelemetry's API is on the
-     * class path and {@code GlobalOpenTelemetry} is set when {@link #build()} runs (the Java agent
-     * sets it), otherwise none. Without tracing, the {@code traceparent} the writer stored still
-     * reaches the consumer as it was.
+     * dev.pgoutbox.relay.otel}) for one PRODUCER span per event, {@code
+     * ObservationTracing.builder(observationRegistry).tracer(tracer).build()} (package {@code
+     * dev.pgoutbox.relay.micrometer}) for the same through Micrometer's Observation API, or {@link
+     * PublishTracing#NONE}. Default: OpenTelemetry tracing with the global instance when
+     * OpenTelemetry's API is on the class path and {@code GlobalOpenTelemetry} is set when {@link
+     * #build()} runs (the Java agent sets it; an API before 1.57 cannot tell, so none), otherwise
+     * none. Without tracing, the {@code traceparent} the writer stored still reaches the consumer
+     * as it was.
      */
     public Builder tracing(PublishTracing tracing) {
       this.tracing = requireNonNull(tracing, "tracing must not be null");

@@ -10,7 +10,8 @@ import org.jspecify.annotations.Nullable;
  * Traces what the relay publishes: one span (or observation) per event handed to the {@link
  * Publisher}, carried to the consumer in the event's headers. Set with {@link
  * OutboxRelay.Builder#tracing}; {@code dev.pgoutbox.relay.otel.OpenTelemetryTracing} is the
- * OpenTelemetry implementation. This interface names no tracing library, so the relay loads without
+ * OpenTelemetry implementation, {@code dev.pgoutbox.relay.micrometer.ObservationTracing} the
+ * Micrometer Observation one. This interface names no tracing library, so the relay loads without
  * one.
  *
  * <p>For each batch the relay calls {@link #start} on its own thread before it calls the publisher,

@@ -8,7 +8,11 @@ import dev.pgoutbox.core.OutboxEvent;
 import dev.pgoutbox.core.consumer.StandardWebhooks;
 import dev.pgoutbox.core.consumer.WebhookCloudEvents;
 import dev.pgoutbox.core.consumer.WebhookEventIds;
+import dev.pgoutbox.relay.micrometer.ObservationTracing;
+import dev.pgoutbox.relay.testing.RecordingPublisher;
 import dev.pgoutbox.testing.TestSchema;
+import io.micrometer.observation.tck.TestObservationRegistry;
+import io.micrometer.observation.tck.TestObservationRegistryAssert;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.Collections;
@@ -23,10 +27,12 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
- * OpenTelemetry is optional: the writer, the relay and the webhook receiver's helpers load and work
- * without it. The build runs this test twice: as usual, and with every {@code io.opentelemetry} jar
- * off the class path (execution {@code without-opentelemetry} of the failsafe plugin, which sets
- * {@code pgoutbox.test.opentelemetry=absent}).
+ * OpenTelemetry and micrometer-tracing are optional: the writer, the relay, the webhook receiver's
+ * helpers and the Micrometer Observation bridge load and work without them. The build runs this
+ * test twice: as usual, and with every {@code io.opentelemetry} jar and micrometer-tracing off the
+ * class path (execution {@code without-opentelemetry} of the failsafe plugin, which sets {@code
+ * pgoutbox.test.opentelemetry=absent}). micrometer-observation stays: the relay names it only in
+ * {@code ObservationTracing}, which a host without it cannot create anyway.
  */
 class WithoutOpenTelemetryIT {
 
@@ -77,6 +83,48 @@ class WithoutOpenTelemetryIT {
     assertThat(published).extracting(OutboxMessage::id).containsExactly(id);
     // No span was current and no tracing is set: the headers are exactly the event's own.
     assertThat(published.get(0).headers()).isEqualTo(Map.of("correlation-id", "c-1"));
+  }
+
+  @Test
+  void theObservationBridgeNeedsNeitherMicrometerTracingNorOpenTelemetry() throws Exception {
+    if (ABSENT) {
+      assertThatThrownBy(() -> Class.forName("io.micrometer.tracing.Tracer"))
+          .isInstanceOf(ClassNotFoundException.class);
+    }
+    // What Spring does with a bean's class: every declared member's type resolves.
+    assertThat(ObservationTracing.class.getDeclaredMethods()).isNotEmpty();
+    assertThat(ObservationTracing.class.getDeclaredFields()).isNotEmpty();
+    String traceparent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+    Outbox outbox = Outbox.builder().schema(db.schema()).build();
+    UUID id =
+        db.dsl()
+            .transactionResult(
+                tx ->
+                    outbox.append(
+                        tx.dsl(),
+                        OutboxEvent.of("order", "observed", "order.created", Map.of("id", 7))
+                            .withHeader("traceparent", traceparent)));
+    TestObservationRegistry registry = TestObservationRegistry.create();
+    RecordingPublisher publisher = new RecordingPublisher();
+    OutboxRelay.builder()
+        .name("without-micrometer-tracing")
+        .dataSource(db.dataSource())
+        .schema(db.schema())
+        .publisher(publisher)
+        .tracing(ObservationTracing.create(registry))
+        .build()
+        .runOnce();
+    assertThat(publisher.delivered()).extracting(OutboxMessage::id).contains(id);
+    assertThat(publisher.delivered())
+        .filteredOn(m -> m.id().equals(id))
+        .singleElement()
+        .extracting(OutboxMessage::headers)
+        .isEqualTo(Map.of("traceparent", traceparent));
+    TestObservationRegistryAssert.assertThat(registry)
+        .hasObservationWithNameEqualTo("pgoutbox.publish")
+        .that()
+        .hasHighCardinalityKeyValue("messaging.message.id", id.toString())
+        .hasLowCardinalityKeyValue("pgoutbox.outcome", "published");
   }
 
   @Test

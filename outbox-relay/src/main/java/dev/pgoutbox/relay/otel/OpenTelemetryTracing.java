@@ -118,6 +118,20 @@ public final class OpenTelemetryTracing implements PublishTracing {
     return create(GlobalOpenTelemetry.get());
   }
 
+  /**
+   * {@link #global()} when a global instance was set (the Java agent sets it, or the host), else
+   * null; never sets one itself. Also null with an OpenTelemetry API too old to tell whether one
+   * was set (before 1.57's {@code GlobalOpenTelemetry.isSet()}, e.g. the 1.55 that Spring Boot 4.0
+   * manages): asking for the instance there would fix a no-op one as the global instance.
+   */
+  public static @Nullable OpenTelemetryTracing globalIfSet() {
+    try {
+      return GlobalOpenTelemetry.isSet() ? global() : null;
+    } catch (NoSuchMethodError e) {
+      return null;
+    }
+  }
+
   /** A builder of tracing with {@code openTelemetry}'s tracer. */
   public static Builder builder(OpenTelemetry openTelemetry) {
     return new Builder(requireNonNull(openTelemetry, "openTelemetry"));

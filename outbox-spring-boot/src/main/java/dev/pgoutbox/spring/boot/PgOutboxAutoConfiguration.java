@@ -4,6 +4,7 @@ import dev.pgoutbox.core.Outbox;
 import dev.pgoutbox.db.OutboxSchema;
 import dev.pgoutbox.relay.OutboxAdmin;
 import dev.pgoutbox.relay.OutboxRelay;
+import dev.pgoutbox.relay.PublishTracing;
 import dev.pgoutbox.relay.Publisher;
 import dev.pgoutbox.relay.RelayListener;
 import dev.pgoutbox.relay.micrometer.MicrometerRelayMetrics;
@@ -17,6 +18,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import javax.sql.DataSource;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import org.springframework.beans.factory.BeanFactory;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.annotation.Qualifier;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
@@ -35,9 +37,9 @@ import org.springframework.core.env.Environment;
 /**
  * Auto-configuration of pgoutbox on the application's {@link DataSource}: the schema migration, an
  * {@link Outbox} and a {@link SpringOutbox}, the relay ({@link OutboxRelayLifecycle}) with its
- * publisher ({@code pgoutbox.publisher.type}), executor and metrics, and the health indicator.
- * Properties: {@link PgOutboxProperties}; every bean backs off when the application declares its
- * own.
+ * publisher ({@code pgoutbox.publisher.type}), executor, tracing and metrics, and the health
+ * indicator. Properties: {@link PgOutboxProperties}; every bean backs off when the application
+ * declares its own.
  */
 @AutoConfiguration(
     afterName = {
@@ -131,6 +133,18 @@ public final class PgOutboxAutoConfiguration {
       return Executors.newScheduledThreadPool(properties.getRelay().getExecutorThreads(), threads);
     }
 
+    /**
+     * The relay's tracing, from what the application traces with ({@code
+     * pgoutbox.relay.tracing.*}): an ObservationRegistry with a micrometer-tracing Tracer, else an
+     * OpenTelemetry bean, else the global OpenTelemetry, else none. Declare a {@link
+     * PublishTracing} bean to choose yourself.
+     */
+    @Bean
+    @ConditionalOnMissingBean
+    PublishTracing pgoutboxRelayTracing(BeanFactory beans, PgOutboxProperties properties) {
+      return RelayTracingSelection.select(beans, properties.getRelay().getTracing());
+    }
+
     @Bean
     @ConditionalOnMissingBean
     OutboxRelayLifecycle pgoutboxRelay(
@@ -139,6 +153,7 @@ public final class PgOutboxAutoConfiguration {
         PgOutboxProperties properties,
         ObjectProvider<Publisher> publishers,
         ObjectProvider<RelayListener> listeners,
+        PublishTracing tracing,
         @Qualifier(EXECUTOR_BEAN) ScheduledExecutorService executor) {
       PgOutboxProperties.Relay relay = properties.getRelay();
       var config = relay.toRelayConfig();
@@ -158,6 +173,7 @@ public final class PgOutboxAutoConfiguration {
                 .publisher(publisher)
                 .config(config)
                 .listener(RelayListener.composite(all))
+                .tracing(tracing)
                 .executor(executor)
                 .build();
           },

@@ -161,6 +161,8 @@ public class PgOutboxProperties {
 
     private final Backoff backoff = new Backoff();
 
+    private final Tracing tracing = new Tracing();
+
     /** Builds the relay settings these properties describe. */
     public RelayConfig toRelayConfig() {
       RelayConfig.Builder builder =
@@ -383,6 +385,51 @@ public class PgOutboxProperties {
     /** {@code pgoutbox.relay.backoff.*}. */
     public Backoff getBackoff() {
       return backoff;
+    }
+
+    /** {@code pgoutbox.relay.tracing.*}. */
+    public Tracing getTracing() {
+      return tracing;
+    }
+  }
+
+  /**
+   * {@code pgoutbox.relay.tracing.*}: the relay's span per published event, through whatever the
+   * application traces with (a Micrometer ObservationRegistry with a Tracer, else an OpenTelemetry
+   * bean, else the global OpenTelemetry the Java agent sets).
+   */
+  public static class Tracing {
+
+    /**
+     * Whether the relay traces what it publishes. When false, the trace context stored with each
+     * event still reaches the consumer, with no relay span.
+     */
+    private boolean enabled = true;
+
+    /**
+     * Whether each relay span starts a trace of its own, linked to the request that wrote the
+     * event, instead of being its child.
+     */
+    private boolean linkToStoredContext;
+
+    /** Whether the relay traces. */
+    public boolean isEnabled() {
+      return enabled;
+    }
+
+    /** Sets whether the relay traces. */
+    public void setEnabled(boolean enabled) {
+      this.enabled = enabled;
+    }
+
+    /** Whether spans are linked instead of parented. */
+    public boolean isLinkToStoredContext() {
+      return linkToStoredContext;
+    }
+
+    /** Sets whether spans are linked instead of parented. */
+    public void setLinkToStoredContext(boolean linkToStoredContext) {
+      this.linkToStoredContext = linkToStoredContext;
     }
   }
 

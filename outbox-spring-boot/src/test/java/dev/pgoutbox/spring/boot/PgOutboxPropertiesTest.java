@@ -2,6 +2,7 @@ package dev.pgoutbox.spring.boot;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.pgoutbox.core.Outbox;
 import dev.pgoutbox.db.OutboxSchema;
 import dev.pgoutbox.relay.OutboxRelay;
@@ -12,6 +13,12 @@ import dev.pgoutbox.relay.rabbitmq.RabbitMqPublisher;
 import dev.pgoutbox.relay.webhook.WebhookPublisher;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
 
 class PgOutboxPropertiesTest {
@@ -61,7 +68,31 @@ class PgOutboxPropertiesTest {
           .contains("\"pgoutbox.publisher.kafka.topic-prefix\"")
           .contains("\"pgoutbox.publisher.nats.subject-prefix\"")
           .contains("\"pgoutbox.publisher.webhook.url\"")
+          .contains("\"pgoutbox.relay.tracing.enabled\"")
+          .contains("\"pgoutbox.relay.tracing.link-to-stored-context\"")
           .contains("\"defaultValue\": \"1s\"");
     }
+  }
+
+  @Test
+  void docsListEveryPropertyOfTheMetadataAndNoOther() throws Exception {
+    Set<String> generated = new TreeSet<>();
+    try (InputStream in =
+        getClass().getResourceAsStream("/META-INF/spring-configuration-metadata.json")) {
+      assertThat(in).isNotNull();
+      new ObjectMapper()
+          .readTree(in)
+          .get("properties")
+          .forEach(p -> generated.add(p.get("name").asText()));
+      generated.removeIf(name -> !name.startsWith("pgoutbox.")); // Also the endpoint's management.*
+    }
+    Set<String> documented = new TreeSet<>();
+    Matcher row =
+        Pattern.compile("(?m)^\\| `(pgoutbox\\.[a-z0-9.-]+)` \\|")
+            .matcher(Files.readString(Path.of("../docs/spring-boot.md")));
+    while (row.find()) {
+      documented.add(row.group(1));
+    }
+    assertThat(documented).as("properties in docs/spring-boot.md").isEqualTo(generated);
   }
 }

@@ -66,6 +66,16 @@ final class DrainCommand implements Callable<Integer> {
   boolean withTracing;
 
   @Option(
+      names = "--tracing-bridge",
+      defaultValue = "otel",
+      description =
+          "With --with-tracing: otel (the runs above), observation (the Micrometer Observation"
+              + " bridge on micrometer-tracing over the same SDK, with a meter handler, spans"
+              + " parented: observed_events_per_s, ratio_observed_to_drain) or both (default"
+              + " ${DEFAULT-VALUE})")
+  String tracingBridge;
+
+  @Option(
       names = "--rounds",
       defaultValue = "1",
       description =
@@ -86,6 +96,10 @@ final class DrainCommand implements Callable<Integer> {
     Drains.Setup setup = setup(options, data, relaysOptions);
     if (rounds < 1) {
       throw new IllegalArgumentException("--rounds must be at least 1, was " + rounds);
+    }
+    if (!List.of("otel", "observation", "both").contains(tracingBridge)) {
+      throw new IllegalArgumentException(
+          "--tracing-bridge must be otel, observation or both, was " + tracingBridge);
     }
     try (BenchDatabase db = BenchDatabase.open(options);
         BenchPublishers.Session session = publishers.open()) {
@@ -139,9 +153,12 @@ final class DrainCommand implements Callable<Integer> {
     if (withLimit) {
       order.add("limit");
     }
-    if (withTracing) {
+    if (withTracing && !tracingBridge.equals("observation")) {
       order.add("traced");
       order.add("linked");
+    }
+    if (withTracing && !tracingBridge.equals("otel")) {
+      order.add("observed");
     }
     if (reversed) {
       Collections.reverse(order);
@@ -154,6 +171,7 @@ final class DrainCommand implements Callable<Integer> {
                 Drains.relays(db, setup, session.factory(), PublishTracing.NONE, withTracing);
             case "traced" -> BenchTracing.drain(db, setup, session.factory(), false);
             case "linked" -> BenchTracing.drain(db, setup, session.factory(), true);
+            case "observed" -> BenchTracing.observed(db, setup, session.factory());
             case "ceiling" -> Drains.ceiling(db, setup);
             case "baseline" -> Drains.baseline(db, setup, false);
             case "batched_baseline" -> Drains.baseline(db, setup, true);
@@ -163,7 +181,7 @@ final class DrainCommand implements Callable<Integer> {
     Drains.Outcome drain = outcomes.get("drain");
     Result result = describe(new Result("drain"), setup).put("publisher", publishers.publisher);
     fill(result, drain);
-    for (String traced : List.of("traced", "linked")) {
+    for (String traced : List.of("traced", "linked", "observed")) {
       Drains.Outcome outcome = outcomes.get(traced);
       if (outcome != null) {
         result.put(traced + "_events_per_s", Result.round(outcome.eventsPerSecond(), 0));

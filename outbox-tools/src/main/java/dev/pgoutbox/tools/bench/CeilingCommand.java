@@ -38,6 +38,17 @@ final class CeilingCommand implements Callable<Integer> {
     try (BenchDatabase db = BenchDatabase.open(options, wal)) {
       Drains.Outcome outcome = wal ? Drains.walCeiling(db, setup) : Drains.ceiling(db, setup);
       Result result = DrainCommand.describe(new Result("ceiling"), setup).put("source", source);
+      if (wal) {
+        // Decoding leaves the rows pending by design: what is checked is that every insert was
+        // decoded.
+        result
+            .put("seconds", Result.round(outcome.seconds(), 3))
+            .put("events_per_s", Result.round(outcome.eventsPerSecond(), 0))
+            .put("decoded", outcome.events());
+        db.describe(result);
+        result.print(System.out, options.json);
+        return outcome.events() == setup.events() ? 0 : 1;
+      }
       DrainCommand.fill(result, outcome);
       db.describe(result);
       result.print(System.out, options.json);

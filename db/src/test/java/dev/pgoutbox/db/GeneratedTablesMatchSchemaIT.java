@@ -183,6 +183,7 @@ class GeneratedTablesMatchSchemaIT {
           case "jsonb" -> "jsonb";
           case "clob", "text" -> "text";
           case "timestamp with time zone" -> "timestamptz";
+          case "boolean" -> "bool";
           default -> type.getTypeName();
         };
     return type.hasLength() && type.length() > 0 ? base + "(" + type.length() + ")" : base;

@@ -136,6 +136,29 @@ public final class OutboxAdmin {
                 .fetchOne(0, Long.class));
   }
 
+  /**
+   * The state of a WAL relay's replication slot ({@link WalRelay#slotName()}), or empty when no
+   * such slot exists in this database.
+   */
+  public java.util.Optional<WalSlotStats> walSlot(String slotName) {
+    java.util.Objects.requireNonNull(slotName, "slotName must not be null");
+    return wrap(
+        "read pg_replication_slots",
+        () ->
+            dsl.resultQuery(
+                    "select active, coalesce(pg_wal_lsn_diff(pg_current_wal_lsn(),"
+                        + " confirmed_flush_lsn), 0)::bigint, wal_status from pg_replication_slots"
+                        + " where slot_name = {0} and database = current_database()",
+                    DSL.val(slotName))
+                .fetchOptional(
+                    r ->
+                        new WalSlotStats(
+                            slotName,
+                            r.get(0, Boolean.class),
+                            r.get(1, Long.class),
+                            r.get(2, String.class))));
+  }
+
   /** Age of the oldest open transaction in this database (it holds back vacuum); zero if none. */
   public Duration oldestTransactionAge() {
     return wrap(

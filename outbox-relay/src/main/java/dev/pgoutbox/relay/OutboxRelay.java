@@ -519,7 +519,7 @@ public final class OutboxRelay implements AutoCloseable {
   }
 
   /** Keeps a throwing listener from disturbing the relay. */
-  private record SafeListener(RelayListener delegate, RelayLog log) implements RelayListener {
+  record SafeListener(RelayListener delegate, RelayLog log) implements RelayListener {
     @Override
     public void onBatch(BatchReport report) {
       guard(() -> delegate.onBatch(report));
@@ -553,6 +553,11 @@ public final class OutboxRelay implements AutoCloseable {
     @Override
     public void onStats(OutboxStats stats) {
       guard(() -> delegate.onStats(stats));
+    }
+
+    @Override
+    public void onWalSlot(WalSlotStats slot) {
+      guard(() -> delegate.onWalSlot(slot));
     }
 
     private void guard(Runnable call) {

@@ -50,6 +50,9 @@ public interface RelayListener {
   /** Fresh figures from the database, every {@link RelayConfig#metricsRefreshInterval()}. */
   default void onStats(OutboxStats stats) {}
 
+  /** A {@link WalRelay}'s slot, read every {@code metricsRefreshInterval} (lag in bytes). */
+  default void onWalSlot(WalSlotStats slot) {}
+
   /** A listener that calls each of {@code listeners} in turn. */
   static RelayListener composite(List<RelayListener> listeners) {
     List<RelayListener> all = List.copyOf(listeners);
@@ -87,6 +90,11 @@ public interface RelayListener {
       @Override
       public void onStats(OutboxStats stats) {
         all.forEach(l -> l.onStats(stats));
+      }
+
+      @Override
+      public void onWalSlot(WalSlotStats slot) {
+        all.forEach(l -> l.onWalSlot(slot));
       }
     };
   }

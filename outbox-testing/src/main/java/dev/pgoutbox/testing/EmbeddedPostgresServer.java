@@ -10,6 +10,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
@@ -38,6 +39,7 @@ public final class EmbeddedPostgresServer implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(EmbeddedPostgresServer.class);
 
   private volatile EmbeddedPostgres postgres;
+  private final Map<String, String> settings;
   private final Path dataDirectory;
   private final boolean temporary;
   private final String jdbcUrl;
@@ -47,8 +49,13 @@ public final class EmbeddedPostgresServer implements AutoCloseable {
   static final Duration SHUTDOWN_GRACE = Duration.ofSeconds(30);
 
   private EmbeddedPostgresServer(
-      EmbeddedPostgres postgres, Path dataDirectory, boolean temporary, String jdbcUrl) {
+      EmbeddedPostgres postgres,
+      Map<String, String> settings,
+      Path dataDirectory,
+      boolean temporary,
+      String jdbcUrl) {
     this.postgres = postgres;
+    this.settings = settings;
     this.dataDirectory = dataDirectory;
     this.temporary = temporary;
     this.jdbcUrl = jdbcUrl;
@@ -61,8 +68,29 @@ public final class EmbeddedPostgresServer implements AutoCloseable {
    * @throws UncheckedIOException if the server cannot be started, with the library's reason
    */
   public static EmbeddedPostgresServer start() {
+    return startTemporary(Map.of());
+  }
+
+  /**
+   * Settings of a server that can decode its WAL: {@code wal_level=logical} and room for ten
+   * replication slots and WAL senders (the WAL relay, {@code pg_logical_slot_get_binary_changes}).
+   */
+  public static final Map<String, String> LOGICAL_DECODING =
+      Map.of("wal_level", "logical", "max_replication_slots", "10", "max_wal_senders", "10");
+
+  /**
+   * {@link #start()} with extra server settings (e.g. {@link #LOGICAL_DECODING}), kept across
+   * {@link #restart()}.
+   *
+   * @throws UncheckedIOException if the server cannot be started, with the library's reason
+   */
+  public static EmbeddedPostgresServer start(Map<String, String> settings) {
+    return startTemporary(Map.copyOf(requireNonNull(settings, "settings")));
+  }
+
+  private static EmbeddedPostgresServer startTemporary(Map<String, String> settings) {
     try {
-      return start(Files.createTempDirectory("pgoutbox-postgres"), true);
+      return start(Files.createTempDirectory("pgoutbox-postgres"), true, settings);
     } catch (IOException e) {
       throw new UncheckedIOException("Could not create a temp dir for the embedded PostgreSQL", e);
     }
@@ -75,12 +103,13 @@ public final class EmbeddedPostgresServer implements AutoCloseable {
    * @throws UncheckedIOException if the server cannot be started, with the library's reason
    */
   public static EmbeddedPostgresServer start(Path dataDirectory) {
-    return start(requireNonNull(dataDirectory, "dataDirectory"), false);
+    return start(requireNonNull(dataDirectory, "dataDirectory"), false, Map.of());
   }
 
-  private static EmbeddedPostgresServer start(Path dataDirectory, boolean temporary) {
+  private static EmbeddedPostgresServer start(
+      Path dataDirectory, boolean temporary, Map<String, String> settings) {
     long started = System.nanoTime();
-    EmbeddedPostgres postgres = launch(dataDirectory, 0);
+    EmbeddedPostgres postgres = launch(dataDirectory, 0, settings);
     String url = postgres.getJdbcUrl("postgres", "postgres");
     LOG.info(
         "Embedded PostgreSQL started in {} ms: {} (data in {})",
@@ -88,14 +117,15 @@ public final class EmbeddedPostgresServer implements AutoCloseable {
         Secrets.mask(url),
         dataDirectory);
     EmbeddedPostgresServer server =
-        new EmbeddedPostgresServer(postgres, dataDirectory, temporary, url);
+        new EmbeddedPostgresServer(postgres, settings, dataDirectory, temporary, url);
     Runtime.getRuntime()
         .addShutdownHook(new Thread(server::closeIfAbandoned, "embedded-postgres-shutdown"));
     return server;
   }
 
   /** Starts a server on {@code dataDirectory} (initialized when new) and {@code port} (0: free). */
-  private static EmbeddedPostgres launch(Path dataDirectory, int port) {
+  private static EmbeddedPostgres launch(
+      Path dataDirectory, int port, Map<String, String> settings) {
     try {
       EmbeddedPostgres.Builder builder =
           EmbeddedPostgres.builder()
@@ -114,6 +144,7 @@ public final class EmbeddedPostgresServer implements AutoCloseable {
               .setServerConfig("synchronous_commit", "on")
               // The chaos checker reads the order writers committed in from commit timestamps.
               .setServerConfig("track_commit_timestamp", "on");
+      settings.forEach(builder::setServerConfig);
       if (port != 0) {
         builder.setPort(port);
       }
@@ -178,7 +209,7 @@ public final class EmbeddedPostgresServer implements AutoCloseable {
             LOG.debug("Stopping the embedded PostgreSQL before its restart: {}", e.toString());
           }
         });
-    postgres = launch(dataDirectory, port);
+    postgres = launch(dataDirectory, port, settings);
     LOG.info(
         "Embedded PostgreSQL restarted in {} ms on port {}",
         Duration.ofNanos(System.nanoTime() - started).toMillis(),

@@ -19,7 +19,7 @@ import org.testcontainers.postgresql.PostgreSQLContainer;
  *
  * A database test never skips: a missing database is a failure. Thread-safe.
  */
-public final class TestDatabase {
+public final class TestDatabase implements TestServer {
 
   /** Environment variable with the JDBC URL of a PostgreSQL server the tests may use. */
   public static final String URL_VARIABLE = "PGOUTBOX_TEST_JDBC_URL";
@@ -53,6 +53,7 @@ public final class TestDatabase {
   }
 
   /** JDBC URL of the server's test database, with user and password as URL parameters. */
+  @Override
   public String jdbcUrl() {
     return jdbcUrl;
   }
@@ -63,6 +64,7 @@ public final class TestDatabase {
   }
 
   /** A new unpooled connection (autocommit on); the caller closes it. */
+  @Override
   public Connection connect() throws SQLException {
     return DriverManager.getConnection(jdbcUrl, new Properties());
   }

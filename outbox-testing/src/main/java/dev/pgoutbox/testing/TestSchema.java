@@ -42,12 +42,27 @@ public final class TestSchema implements BeforeAllCallback, AfterAllCallback {
 
   private final boolean migrate;
   private final int poolSize;
+  private final java.util.function.Supplier<TestServer> server;
   private String schema = "";
   private HikariDataSource dataSource;
 
   private TestSchema(boolean migrate, int poolSize) {
+    this(migrate, poolSize, TestDatabase::get);
+  }
+
+  private TestSchema(
+      boolean migrate, int poolSize, java.util.function.Supplier<TestServer> server) {
     this.migrate = migrate;
     this.poolSize = poolSize;
+    this.server = server;
+  }
+
+  /**
+   * A migrated schema, pool of {@code poolSize}, on the {@link LogicalDecodingDatabase} (a server
+   * with {@code wal_level=logical}, for the WAL relay) rather than {@link TestDatabase}.
+   */
+  public static TestSchema migratedWithLogicalDecoding(int poolSize) {
+    return new TestSchema(true, poolSize, LogicalDecodingDatabase::get);
   }
 
   /** A schema with the pgoutbox tables in it, and a pool of 10 connections. */
@@ -70,7 +85,7 @@ public final class TestSchema implements BeforeAllCallback, AfterAllCallback {
     String className = context.getRequiredTestClass().getSimpleName().toLowerCase(Locale.ROOT);
     String base = className.length() > 40 ? className.substring(0, 40) : className;
     schema = "t_" + base + "_" + Integer.toHexString(ThreadLocalRandom.current().nextInt(1 << 24));
-    try (Connection connection = TestDatabase.get().connect();
+    try (Connection connection = server.get().connect();
         Statement statement = connection.createStatement()) {
       statement.execute("DROP SCHEMA IF EXISTS " + schema + " CASCADE");
       statement.execute("CREATE SCHEMA " + schema);
@@ -86,7 +101,7 @@ public final class TestSchema implements BeforeAllCallback, AfterAllCallback {
     if (dataSource != null) {
       dataSource.close();
     }
-    try (Connection connection = TestDatabase.get().connect();
+    try (Connection connection = server.get().connect();
         Statement statement = connection.createStatement()) {
       statement.execute("DROP SCHEMA IF EXISTS " + schema + " CASCADE");
     }
@@ -104,7 +119,7 @@ public final class TestSchema implements BeforeAllCallback, AfterAllCallback {
 
   /** JDBC URL of the database, with {@code currentSchema} set to this schema. */
   public String jdbcUrl() {
-    String url = TestDatabase.get().jdbcUrl();
+    String url = server.get().jdbcUrl();
     return url + (url.contains("?") ? "&" : "?") + "currentSchema=" + schema;
   }
 
@@ -120,7 +135,7 @@ public final class TestSchema implements BeforeAllCallback, AfterAllCallback {
 
   /** A new unpooled connection on this schema; the caller closes it. */
   public Connection connect() throws SQLException {
-    Connection connection = TestDatabase.get().connect();
+    Connection connection = server.get().connect();
     try (Statement statement = connection.createStatement()) {
       statement.execute("SET search_path TO " + schema);
     }

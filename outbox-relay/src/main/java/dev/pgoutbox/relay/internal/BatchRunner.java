@@ -55,6 +55,20 @@ public final class BatchRunner {
   private final RelayListener listener;
   private final RelayLog log;
 
+  private final java.util.concurrent.atomic.AtomicReference<@Nullable Boolean> parkedOnlyRequest =
+      new java.util.concurrent.atomic.AtomicReference<>();
+
+  /**
+   * From the next batch on, claims only rows a WAL reader parked ({@code true}: the drainer of a
+   * WAL relay) or every pending row ({@code false}). Any thread; strict ordering only.
+   */
+  public void parkedOnly(boolean parkedOnly) {
+    if (config.ordering() != Ordering.STRICT) {
+      throw new IllegalStateException("parked-only claims need strict ordering");
+    }
+    parkedOnlyRequest.set(parkedOnly);
+  }
+
   /** A runner of batches for one relay. Not thread-safe: one batch at a time. */
   public BatchRunner(
       DataSource dataSource,
@@ -94,6 +108,10 @@ public final class BatchRunner {
    * @throws InterruptedException when interrupted while publishing; rolled back likewise
    */
   public int runOnce() throws SQLException, InterruptedException {
+    Boolean parkedOnly = parkedOnlyRequest.getAndSet(null);
+    if (parkedOnly != null) {
+      claimer.parkedOnly(parkedOnly);
+    }
     long started = System.nanoTime();
     Outcome outcome;
     try (Connection connection = dataSource.getConnection()) {
@@ -481,6 +499,13 @@ public final class BatchRunner {
    * stored {@code retry_after} is always a reachable time.
    */
   private Duration retryDelay(int attempts, @Nullable Duration hint) {
+    return retryDelay(config, attempts, hint);
+  }
+
+  /**
+   * {@link #retryDelay(int, Duration)} for {@code config}; the WAL reader's parking uses it too.
+   */
+  static Duration retryDelay(RelayConfig config, int attempts, @Nullable Duration hint) {
     long backoffMillis = config.backoff().apply(attempts);
     Duration delay = Duration.ofMillis(Math.max(0, backoffMillis));
     if (hint != null && hint.compareTo(delay) > 0) {
@@ -492,7 +517,7 @@ public final class BatchRunner {
     return delay.compareTo(RelayConfig.MAX_RETRY_DELAY) > 0 ? RelayConfig.MAX_RETRY_DELAY : delay;
   }
 
-  private static String truncate(String reason, int max) {
+  static String truncate(String reason, int max) {
     String text = reason.replace('\u0000', ' ');
     return text.length() <= max ? text : text.substring(0, max - 3) + "...";
   }

@@ -81,6 +81,15 @@ final class ClaimStatements {
    * stop holding back its aggregate's later rows.
    */
   static RenderedStatement strict(String schema, boolean releaseDeadAggregates) {
+    return strict(schema, releaseDeadAggregates, false);
+  }
+
+  /**
+   * The strict claim; {@code parkedOnly} (the drainer of a WAL relay) makes a row due only when the
+   * WAL reader parked it, so the claim never takes a row the reader publishes.
+   */
+  static RenderedStatement strict(
+      String schema, boolean releaseDeadAggregates, boolean parkedOnly) {
     Param<Long> scanFrom = param("scanFrom", Long.class);
     Param<Integer> headsLimit = param("heads", Integer.class);
     Param<Integer> lockNamespace = param("lockNamespace", Integer.class);
@@ -97,7 +106,8 @@ final class ClaimStatements {
                     e,
                     scanFrom,
                     headsLimit,
-                    releaseDeadAggregates));
+                    releaseDeadAggregates,
+                    parkedOnly));
     CommonTableExpression<Record3<String, String, Long>> owned =
         name("owned")
             .fields("t", "a", "p")
@@ -154,7 +164,7 @@ final class ClaimStatements {
                     .orderBy(DSL.field(name("rn")), headPosition)
                     .limit(batchSize));
     OutboxEvents c = OUTBOX_EVENTS.as("c");
-    List<SelectField<?>> selected = new ArrayList<>(columns(c));
+    List<SelectField<?>> selected = new ArrayList<>(columns(c, parkedOnly));
     selected.add(chosen.field("rn", Integer.class));
     Query claim =
         DSL.with(heads)
@@ -181,6 +191,12 @@ final class ClaimStatements {
    * or sorted, and no row is locked twice. Binds 1 to 3 as {@link #strict}'s.
    */
   static RenderedStatement strictHeadsOnly(String schema, boolean releaseDeadAggregates) {
+    return strictHeadsOnly(schema, releaseDeadAggregates, false);
+  }
+
+  /** {@link #strictHeadsOnly(String, boolean)}, parked rows only as in {@link #strict}. */
+  static RenderedStatement strictHeadsOnly(
+      String schema, boolean releaseDeadAggregates, boolean parkedOnly) {
     Param<Long> scanFrom = param("scanFrom", Long.class);
     Param<Integer> headsLimit = param("heads", Integer.class);
     Param<Integer> lockNamespace = param("lockNamespace", Integer.class);
@@ -188,7 +204,13 @@ final class ClaimStatements {
     CommonTableExpression<Record> heads =
         name("heads")
             .asMaterialized(
-                headsSearch(select(columns(e)), e, scanFrom, headsLimit, releaseDeadAggregates));
+                headsSearch(
+                    select(columns(e, parkedOnly)),
+                    e,
+                    scanFrom,
+                    headsLimit,
+                    releaseDeadAggregates,
+                    parkedOnly));
     List<SelectField<?>> selected = new ArrayList<>(List.of(heads.fields()));
     selected.add(DSL.inline(1).as("rn"));
     Query claim =
@@ -213,7 +235,8 @@ final class ClaimStatements {
       OutboxEvents e,
       Param<Long> scanFrom,
       Param<Integer> headsLimit,
-      boolean releaseDeadAggregates) {
+      boolean releaseDeadAggregates,
+      boolean parkedOnly) {
     OutboxEvents same = OUTBOX_EVENTS.as("p");
     Condition samePending =
         same.PROCESSED_AT
@@ -227,7 +250,7 @@ final class ClaimStatements {
         .from(e)
         .where(e.PROCESSED_AT.isNull())
         .and(e.POSITION.ge(scanFrom))
-        .and(isDue(e))
+        .and(isDue(e, parkedOnly))
         // A head is the first pending row of its aggregate: its position is the aggregate's
         // lowest. Asked as min(), PostgreSQL reads it off the aggregate index (one descent)
         // whatever its statistics say. Asked as NOT EXISTS (an earlier pending row), it chose a
@@ -248,11 +271,11 @@ final class ClaimStatements {
     Param<Integer> batchSize = param("batchSize", Integer.class);
     OutboxEvents e = OUTBOX_EVENTS.as("e");
     Query claim =
-        select(columns(e))
+        select(columns(e, false))
             .from(e)
             .where(e.PROCESSED_AT.isNull())
             .and(e.POSITION.ge(scanFrom))
-            .and(isDue(e))
+            .and(isDue(e, false))
             .orderBy(e.POSITION)
             .limit(batchSize)
             .forUpdate()
@@ -261,14 +284,16 @@ final class ClaimStatements {
     return RenderedStatement.render(schema, claim, "scanFrom", "batchSize");
   }
 
-  private static Condition isDue(OutboxEvents e) {
-    return e.DEAD_AT
-        .isNull()
-        .and(e.RETRY_AFTER.isNull().or(e.RETRY_AFTER.le(currentOffsetDateTime())));
+  private static Condition isDue(OutboxEvents e, boolean parkedOnly) {
+    Condition due =
+        e.DEAD_AT
+            .isNull()
+            .and(e.RETRY_AFTER.isNull().or(e.RETRY_AFTER.le(currentOffsetDateTime())));
+    return parkedOnly ? due.and(e.PARKED.isTrue()) : due;
   }
 
   /** The columns both claims return, in the order of {@link #ID} to {@link #DUE}. */
-  private static List<SelectField<?>> columns(OutboxEvents e) {
+  private static List<SelectField<?>> columns(OutboxEvents e, boolean parkedOnly) {
     return List.of(
         e.ID,
         e.POSITION,
@@ -279,6 +304,6 @@ final class ClaimStatements {
         e.HEADERS,
         e.ATTEMPTS,
         e.CREATED_AT,
-        field(isDue(e)).as("due"));
+        field(isDue(e, parkedOnly)).as("due"));
   }
 }

@@ -71,14 +71,16 @@ final class Claimer {
   private final boolean releaseDeadAggregates;
   private final int lockNamespace;
 
-  /** The claim for this ordering and policy, rendered once. */
-  private final RenderedStatement statement;
+  private final String schema;
+
+  /** The claim for this ordering and policy, rendered once (again on {@link #parkedOnly}). */
+  private RenderedStatement statement;
 
   /**
    * Strict only: the claim used when a batch's worth of heads is asked for, so every row claimed is
    * a head ({@link ClaimStatements#strictHeadsOnly}); null when unordered.
    */
-  private final @Nullable RenderedStatement headsOnlyStatement;
+  private @Nullable RenderedStatement headsOnlyStatement;
 
   private int headsToClaim;
 
@@ -143,6 +145,7 @@ final class Claimer {
     this.settleNanos = settleNanos;
     this.fullScanEveryNanos = fullScanEveryNanos;
     this.lockNamespace = Sql.aggregateLockNamespace(schema);
+    this.schema = schema;
     this.ordering = ordering;
     this.releaseDeadAggregates = deadLetterPolicy == DeadLetterPolicy.RELEASE_AGGREGATE;
     this.headsToClaim = Math.min(batchSize, 32);
@@ -154,6 +157,21 @@ final class Claimer {
         ordering == Ordering.STRICT
             ? ClaimStatements.strictHeadsOnly(schema, releaseDeadAggregates)
             : null;
+  }
+
+  /**
+   * Claims only rows a WAL reader parked ({@code true}), as the drainer of a WAL relay does, or
+   * every pending row ({@code false}, the default; a WAL relay falls back to it when its slot is
+   * lost). Strict ordering only.
+   */
+  void parkedOnly(boolean parkedOnly) {
+    if (ordering != Ordering.STRICT) {
+      throw new IllegalStateException("parked-only claims need strict ordering");
+    }
+    statement = ClaimStatements.strict(schema, releaseDeadAggregates, parkedOnly);
+    headsOnlyStatement = ClaimStatements.strictHeadsOnly(schema, releaseDeadAggregates, parkedOnly);
+    // Rows below the low-water mark may be due now: look from the start at the next claim.
+    nextFullScanNanos = System.nanoTime();
   }
 
   /** A claimer for the outbox in the default schema ({@code public}). */

@@ -5,6 +5,7 @@ import static java.util.Objects.requireNonNull;
 import dev.pgoutbox.relay.OutboxMessage;
 import dev.pgoutbox.relay.OutboxStats;
 import dev.pgoutbox.relay.RelayListener;
+import dev.pgoutbox.relay.WalSlotStats;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -30,7 +31,8 @@ import java.util.concurrent.atomic.AtomicLong;
  *   <li>{@code outbox_publish_lag_seconds}: from an event's {@code created_at} to its publish;
  *   <li>{@code outbox_events_pending}, {@code outbox_dead_letters}, {@code
  *       outbox_blocked_aggregates}, {@code outbox_oldest_pending_age_seconds}: read from the
- *       database every {@code metricsRefreshInterval} (10 s by default), not on each scrape.
+ *       database every {@code metricsRefreshInterval} (10 s by default), not on each scrape;
+ *   <li>{@code outbox_wal_slot_lag_bytes}: a {@code WalRelay}'s slot lag, read likewise.
  * </ul>
  *
  * <pre>{@code
@@ -53,6 +55,7 @@ public final class MicrometerRelayMetrics implements RelayListener {
   private final AtomicLong pending = new AtomicLong();
   private final AtomicLong deadLetters = new AtomicLong();
   private final AtomicLong blockedAggregates = new AtomicLong();
+  private final AtomicLong walSlotLagBytes = new AtomicLong();
   private final AtomicLong oldestPendingAgeMillis = new AtomicLong();
 
   /** Registers the relay's meters in {@code registry}, tagged {@code relay=relayName}. */
@@ -96,6 +99,11 @@ public final class MicrometerRelayMetrics implements RelayListener {
         .register(registry);
     Gauge.builder("outbox.blocked.aggregates", blockedAggregates, AtomicLong::doubleValue)
         .description("Aggregates whose oldest event is dead or backing off")
+        .tag("relay", relay)
+        .register(registry);
+    Gauge.builder("outbox.wal.slot.lag", walSlotLagBytes, AtomicLong::doubleValue)
+        .description("WAL written since the WAL relay's slot's confirmed position")
+        .baseUnit("bytes")
         .tag("relay", relay)
         .register(registry);
     Gauge.builder(
@@ -160,5 +168,10 @@ public final class MicrometerRelayMetrics implements RelayListener {
     deadLetters.set(stats.deadLetters());
     blockedAggregates.set(stats.blockedAggregates());
     oldestPendingAgeMillis.set(stats.oldestPendingAge().toMillis());
+  }
+
+  @Override
+  public void onWalSlot(WalSlotStats slot) {
+    walSlotLagBytes.set(slot.lagBytes());
   }
 }

@@ -44,6 +44,17 @@ class RenderedStatementsTest {
             "claim-strict-heads-only-release.sql",
             ClaimStatements.strictHeadsOnly(schema, true),
             headsOnly),
+        new Case("claim-strict-wal-hold.sql", ClaimStatements.strict(schema, false, true), strict),
+        new Case(
+            "claim-strict-wal-release.sql", ClaimStatements.strict(schema, true, true), strict),
+        new Case(
+            "claim-strict-wal-heads-only-hold.sql",
+            ClaimStatements.strictHeadsOnly(schema, false, true),
+            headsOnly),
+        new Case(
+            "claim-strict-wal-heads-only-release.sql",
+            ClaimStatements.strictHeadsOnly(schema, true, true),
+            headsOnly),
         new Case(
             "claim-unordered.sql",
             ClaimStatements.unordered(schema),
@@ -81,14 +92,20 @@ class RenderedStatementsTest {
   void documentedBindIndexesMatchTheRenderedOrder(Case c) {
     RenderedStatement s = c.statement();
     switch (c.file()) {
-      case "claim-strict-hold.sql", "claim-strict-release.sql" -> {
+      case "claim-strict-hold.sql",
+          "claim-strict-release.sql",
+          "claim-strict-wal-hold.sql",
+          "claim-strict-wal-release.sql" -> {
         assertThat(s.index("scanFrom")).isEqualTo(ClaimStatements.STRICT_SCAN_FROM);
         assertThat(s.index("heads")).isEqualTo(ClaimStatements.STRICT_HEADS);
         assertThat(s.index("lockNamespace")).isEqualTo(ClaimStatements.STRICT_LOCK_NAMESPACE);
         assertThat(s.index("perAggregate")).isEqualTo(ClaimStatements.STRICT_PER_AGGREGATE);
         assertThat(s.index("batchSize")).isEqualTo(ClaimStatements.STRICT_BATCH_SIZE);
       }
-      case "claim-strict-heads-only-hold.sql", "claim-strict-heads-only-release.sql" -> {
+      case "claim-strict-heads-only-hold.sql",
+          "claim-strict-heads-only-release.sql",
+          "claim-strict-wal-heads-only-hold.sql",
+          "claim-strict-wal-heads-only-release.sql" -> {
         assertThat(s.index("scanFrom")).isEqualTo(ClaimStatements.STRICT_SCAN_FROM);
         assertThat(s.index("heads")).isEqualTo(ClaimStatements.STRICT_HEADS);
         assertThat(s.index("lockNamespace")).isEqualTo(ClaimStatements.STRICT_LOCK_NAMESPACE);

@@ -32,6 +32,14 @@ final class BenchDatabase implements AutoCloseable {
   }
 
   static BenchDatabase open(BenchOptions options) {
+    return open(options, false);
+  }
+
+  /**
+   * The database; with {@code logicalDecoding}, an embedded one runs with {@code wal_level=logical}
+   * (a given URL must point at such a server already: the WAL runs check it).
+   */
+  static BenchDatabase open(BenchOptions options, boolean logicalDecoding) {
     OutboxSchema.requireValidName(options.schema);
     String url = options.jdbcUrl;
     if (url == null || url.isBlank()) {
@@ -42,7 +50,10 @@ final class BenchDatabase implements AutoCloseable {
     }
     System.err.println(
         "bench: no --jdbc-url or $" + URL_VARIABLE + "; starting an embedded PostgreSQL");
-    EmbeddedPostgresServer embedded = EmbeddedPostgresServer.start();
+    EmbeddedPostgresServer embedded =
+        logicalDecoding
+            ? EmbeddedPostgresServer.start(EmbeddedPostgresServer.LOGICAL_DECODING)
+            : EmbeddedPostgresServer.start();
     return new BenchDatabase(embedded.jdbcUrl(), options.schema, embedded);
   }
 

@@ -31,6 +31,16 @@ final class DrainCommand implements Callable<Integer> {
 
   @Mixin BenchPublishers publishers;
 
+  @Option(
+      names = "--source",
+      defaultValue = "table",
+      description =
+          "table: drain with OutboxRelay; wal: drain with OutboxRelay and, on identical data, with"
+              + " WalRelay from a logical replication slot (wal_events_per_s,"
+              + " ratio_wal_to_drain; needs wal_level=logical: the embedded PostgreSQL is started"
+              + " with it) (default ${DEFAULT-VALUE})")
+  String source = "table";
+
   @Option(names = "--no-ceiling", description = "Skip the ceiling run")
   boolean noCeiling;
 
@@ -101,7 +111,13 @@ final class DrainCommand implements Callable<Integer> {
       throw new IllegalArgumentException(
           "--tracing-bridge must be otel, observation or both, was " + tracingBridge);
     }
-    try (BenchDatabase db = BenchDatabase.open(options);
+    boolean wal = isWal(source);
+    if (wal && relaysOptions.relays != 1) {
+      throw new IllegalArgumentException(
+          "--source wal drains with one WAL relay beside --relays 1 table relay, was --relays "
+              + relaysOptions.relays);
+    }
+    try (BenchDatabase db = BenchDatabase.open(options, wal);
         BenchPublishers.Session session = publishers.open()) {
       if (warmup) {
         Drains.relays(
@@ -141,6 +157,9 @@ final class DrainCommand implements Callable<Integer> {
       throws Exception {
     Map<String, Drains.Outcome> outcomes = new LinkedHashMap<>();
     List<String> order = new ArrayList<>(List.of("drain"));
+    if (isWal(source)) {
+      order.add("wal");
+    }
     if (!noCeiling) {
       order.add("ceiling");
     }
@@ -173,6 +192,7 @@ final class DrainCommand implements Callable<Integer> {
             case "linked" -> BenchTracing.drain(db, setup, session.factory(), true);
             case "observed" -> BenchTracing.observed(db, setup, session.factory());
             case "ceiling" -> Drains.ceiling(db, setup);
+            case "wal" -> Drains.wal(db, setup, session.factory());
             case "baseline" -> Drains.baseline(db, setup, false);
             case "batched_baseline" -> Drains.baseline(db, setup, true);
             default -> Drains.limit(db, setup, setup.relays(), Drains.LIMIT_ROWS_PER_COMMIT);
@@ -189,6 +209,18 @@ final class DrainCommand implements Callable<Integer> {
             "ratio_" + traced + "_to_drain",
             Result.round(outcome.eventsPerSecond() / drain.eventsPerSecond(), 3));
       }
+    }
+    Drains.Outcome wal = outcomes.get("wal");
+    if (wal != null) {
+      result.put("wal_seconds", Result.round(wal.seconds(), 3));
+      result.put("wal_events_per_s", Result.round(wal.eventsPerSecond(), 0));
+      result.put(
+          "ratio_wal_to_drain", Result.round(wal.eventsPerSecond() / drain.eventsPerSecond(), 3));
+      Deliveries.Check check = wal.check();
+      if (check != null) {
+        check.into(result, "wal_");
+      }
+      result.put("wal_remaining", wal.remaining());
     }
     Drains.Outcome ceiling = outcomes.get("ceiling");
     if (ceiling != null) {
@@ -243,6 +275,14 @@ final class DrainCommand implements Callable<Integer> {
         data.batch,
         orderingOf(relays.ordering),
         completionOf(relays.completion));
+  }
+
+  static boolean isWal(String source) {
+    return switch (source) {
+      case "table" -> false;
+      case "wal" -> true;
+      default -> throw new IllegalArgumentException("--source must be table or wal, was " + source);
+    };
   }
 
   static Ordering orderingOf(String value) {

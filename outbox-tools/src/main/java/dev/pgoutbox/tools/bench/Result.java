@@ -36,14 +36,18 @@ final class Result {
   }
 
   /**
-   * Whether the verification fields are clean: nothing lost (including a {@code baseline_lost} or
-   * {@code limit_remaining}), nothing reordered, nothing left pending.
+   * Whether the verification fields are clean: nothing lost (including a {@code baseline_lost},
+   * {@code wal_lost} or {@code limit_remaining}), nothing reordered (by the relays, the WAL relay
+   * included), nothing left pending.
    */
   boolean verified() {
     return longValue("lost") == 0
         && longValue("reordered") == 0
         && longValue("remaining") == 0
         && longValue("baseline_lost") == 0
+        && longValue("wal_lost") == 0
+        && longValue("wal_reordered") == 0
+        && longValue("wal_remaining") == 0
         && longValue("limit_remaining") == 0;
   }
 

@@ -4,7 +4,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.pgoutbox.testing.LogicalDecodingDatabase;
 import dev.pgoutbox.testing.TestDatabase;
+import dev.pgoutbox.testing.TestServer;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
@@ -211,16 +213,47 @@ class BenchSmokeIT {
           "slowest_1pct_claim_ms",
           "slowest_1pct_committed_during_batch_pct");
 
+  /** The WAL relay's scenarios, on a server with {@code wal_level=logical}. */
+  static Stream<Arguments> walScenarios() {
+    return Stream.of(
+        scenario(
+            "drain --source wal --no-ceiling",
+            DATA,
+            List.of("publisher"),
+            RUN,
+            CHECK,
+            List.of("remaining"),
+            List.of(
+                "wal_seconds",
+                "wal_events_per_s",
+                "ratio_wal_to_drain",
+                "wal_lost",
+                "wal_reordered",
+                "wal_duplicates",
+                "wal_remaining")),
+        scenario("ceiling --source wal", DATA, List.of("source", "decoded"), RUN));
+  }
+
+  @ParameterizedTest
+  @MethodSource("walScenarios")
+  void walScenarioPrintsWhatItMeasuresAndVerifiesIt(String arguments, Set<String> expectedKeys)
+      throws Exception {
+    run(arguments, expectedKeys, LogicalDecodingDatabase.get());
+  }
+
   @ParameterizedTest
   @MethodSource("scenarios")
   void scenarioPrintsWhatItMeasuresAndVerifiesIt(String arguments, Set<String> expectedKeys)
       throws Exception {
+    run(arguments, expectedKeys, TestDatabase.get());
+  }
+
+  private static void run(String arguments, Set<String> expectedKeys, TestServer server)
+      throws Exception {
     String schema =
         "bench_smoke_" + Integer.toHexString(ThreadLocalRandom.current().nextInt(1 << 20));
     List<String> args = new ArrayList<>(List.of(arguments.split(" ")));
-    args.addAll(
-        List.of(
-            "--quick", "--json", "--jdbc-url", TestDatabase.get().jdbcUrl(), "--schema", schema));
+    args.addAll(List.of("--quick", "--json", "--jdbc-url", server.jdbcUrl(), "--schema", schema));
 
     ByteArrayOutputStream captured = new ByteArrayOutputStream();
     PrintStream original = System.out;
@@ -230,7 +263,7 @@ class BenchSmokeIT {
       exit = new CommandLine(new BenchCommand()).execute(args.toArray(String[]::new));
     } finally {
       System.setOut(original);
-      try (var connection = TestDatabase.get().connect();
+      try (var connection = server.connect();
           var statement = connection.createStatement()) {
         statement.execute("DROP SCHEMA IF EXISTS " + schema + " CASCADE");
       }
@@ -291,7 +324,15 @@ class BenchSmokeIT {
   }
 
   private static void assertSane(String arguments, JsonNode line) {
-    for (String zero : List.of("lost", "remaining", "baseline_lost", "limit_remaining")) {
+    for (String zero :
+        List.of(
+            "lost",
+            "remaining",
+            "baseline_lost",
+            "limit_remaining",
+            "wal_lost",
+            "wal_reordered",
+            "wal_remaining")) {
       if (line.has(zero)) {
         assertThat(line.get(zero).asLong()).as(zero).isZero();
       }
@@ -308,10 +349,13 @@ class BenchSmokeIT {
     line.fieldNames()
         .forEachRemaining(
             key -> {
-              if (key.endsWith("events_per_s") || key.startsWith("ratio_to_")) {
+              if (key.endsWith("events_per_s") || key.startsWith("ratio_")) {
                 assertThat(line.get(key).asDouble()).as(key).isPositive();
               }
             });
+    if (line.has("decoded")) {
+      assertThat(line.get("decoded").asLong()).isEqualTo(line.get("events").asLong());
+    }
     if (line.has("completed")) {
       assertThat(line.get("completed").asLong()).isEqualTo(line.get("events").asLong());
     }

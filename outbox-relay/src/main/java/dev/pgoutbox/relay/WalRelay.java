@@ -1,0 +1,518 @@
+package dev.pgoutbox.relay;
+
+import static java.util.Objects.requireNonNull;
+
+import dev.pgoutbox.core.OutboxException;
+import dev.pgoutbox.db.OutboxSchema;
+import dev.pgoutbox.relay.internal.BatchRunner;
+import dev.pgoutbox.relay.internal.FleetRegistry;
+import dev.pgoutbox.relay.internal.RelayLog;
+import dev.pgoutbox.relay.internal.RelayLoop;
+import dev.pgoutbox.relay.internal.ReplicationConnections;
+import dev.pgoutbox.relay.internal.WalReader;
+import dev.pgoutbox.relay.internal.WalSlot;
+import java.sql.SQLException;
+import java.time.Duration;
+import java.util.Properties;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Pattern;
+import javax.sql.DataSource;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * Publishes committed outbox events in <b>commit order</b>, read from a logical replication slot
+ * (PostgreSQL's {@code pgoutput} plugin) instead of claimed from the table. Writers do not change.
+ * See docs/wal-relay.md for when to choose it and what it needs from the database ({@code wal_level
+ * = logical}, a replication slot, a role with {@code REPLICATION}).
+ *
+ * <pre>{@code
+ * WalRelay relay = WalRelay.builder()
+ *     .name("orders")
+ *     .dataSource(hikari)                    // the host's pool
+ *     .schema("outbox")
+ *     .publisher(kafkaPublisher)
+ *     .executor(Executors.newScheduledThreadPool(3, Thread.ofVirtual().factory()))
+ *     .build();
+ * relay.start();                             // attaches to the slot, or stands by
+ * ...
+ * relay.close();
+ * }</pre>
+ *
+ * <p><b>What it does.</b> One instance streams the slot (the <i>reader</i>); the others stand by
+ * and take over within {@link Builder#attachRetryInterval} of its end. The reader publishes each
+ * transaction's events, in commit order, through the {@link Publisher}, completes the published
+ * rows in bulk ({@link RelayConfig#completion()}), and confirms a transaction to the slot only once
+ * every event of it is completed or parked: a crash resumes from the slot, at least once, in order.
+ * An event that fails is <i>parked</i> (attempts, backoff, {@code last_error}, dead letter, as the
+ * table relay records them) with the later events of its aggregate, and every instance's table
+ * relay (the <i>drainer</i>) publishes parked events with the usual claim, backoff and dead
+ * letters; the aggregate returns to the reader once nothing of it is parked. If the slot is dropped
+ * or invalidated, the relay says so at ERROR and its drainer publishes every pending event from
+ * then on, as {@link OutboxRelay} does.
+ *
+ * <p><b>Settings.</b> {@link RelayConfig} as for {@link OutboxRelay}, with strict ordering (the
+ * default; {@code UNORDERED} is refused). The drainer polls every {@code pollInterval}.
+ *
+ * <p><b>Threads.</b> Three chains of short tasks share the executor: the reader (which waits for
+ * data on its thread, at most 100 ms at a time), the completer and the drainer; give it three
+ * threads or virtual threads. Without an executor the relay creates a pool of three.
+ *
+ * <p>Do not run an {@link OutboxRelay} on the same outbox at the same time: it would publish events
+ * the reader publishes too. Thread-safe; {@link #start()} once.
+ */
+public final class WalRelay implements AutoCloseable {
+
+  /** Default pause between attempts to attach to the slot while another instance streams it. */
+  public static final Duration DEFAULT_ATTACH_RETRY_INTERVAL = Duration.ofSeconds(1);
+
+  /** Threads of the executor the relay creates when none is given. */
+  public static final int OWN_THREADS = 3;
+
+  private static final Pattern SLOT_NAME = Pattern.compile("[a-z0-9_]{1,63}");
+
+  private final String name;
+  private final DataSource dataSource;
+  private final String schema;
+  private final Publisher publisher;
+  private final RelayConfig config;
+  private final RelayListener listener;
+  private final ListenConnectionFactory replicationConnections;
+  private final @Nullable ScheduledExecutorService hostExecutor;
+  private final boolean createSlot;
+  private final Duration attachRetry;
+  private final RelayLog log;
+  private final WalSlot slot;
+  private final BatchRunner drainerRunner;
+  private final OutboxAdmin admin;
+  private final FleetRegistry fleet;
+
+  private boolean started;
+  private boolean stopped;
+  private volatile boolean fallenBack;
+  private @Nullable ScheduledExecutorService executor;
+  private @Nullable WalReader reader;
+  private @Nullable RelayLoop drainer;
+  private @Nullable ScheduledFuture<?> statsTask;
+  private @Nullable ScheduledFuture<?> heartbeatTask;
+
+  private WalRelay(Builder b, ListenConnectionFactory replicationConnections) {
+    this.name = b.name;
+    this.dataSource = b.dataSource;
+    this.schema = b.schema;
+    this.publisher = b.publisher;
+    this.config = b.config;
+    this.log = new RelayLog(name);
+    this.listener = new OutboxRelay.SafeListener(b.listener, log);
+    this.replicationConnections = replicationConnections;
+    this.hostExecutor = b.executor;
+    this.createSlot = b.createSlot;
+    this.attachRetry = b.attachRetry;
+    String slotName = b.slotName != null ? b.slotName : defaultName(schema);
+    String publicationName = b.publicationName != null ? b.publicationName : slotName;
+    this.slot = new WalSlot(dataSource, schema, slotName, publicationName, log);
+    this.drainerRunner =
+        new BatchRunner(
+            dataSource,
+            schema,
+            OutboxSchema.jooqSettings(schema),
+            publisher,
+            PublishTracing.NONE,
+            config,
+            listener,
+            log);
+    this.drainerRunner.parkedOnly(true);
+    this.admin = OutboxAdmin.builder().dataSource(dataSource).schema(schema).build();
+    this.fleet =
+        new FleetRegistry(
+            dataSource,
+            OutboxSchema.jooqSettings(schema),
+            schema,
+            name,
+            config.ordering(),
+            config.deadLetterPolicy());
+  }
+
+  /** A builder; {@code dataSource} and {@code publisher} are required. */
+  public static Builder builder() {
+    return new Builder();
+  }
+
+  /** The relay's name, as in its log lines and metric tags. */
+  public String name() {
+    return name;
+  }
+
+  /** The replication slot it reads (default {@code pgoutbox_<schema>}). */
+  public String slotName() {
+    return slot.slotName();
+  }
+
+  /** The publication the slot streams (default: the slot's name). */
+  public String publicationName() {
+    return slot.publicationName();
+  }
+
+  /** Whether this instance streams the slot now; the others stand by. */
+  public boolean isReading() {
+    WalReader current = reader;
+    return current != null && current.isActive();
+  }
+
+  /**
+   * Whether the slot was lost (dropped or invalidated) and this instance publishes every pending
+   * event through its table relay.
+   */
+  public boolean hasFallenBack() {
+    return fallenBack;
+  }
+
+  /**
+   * Checks {@code wal_level}, creates the publication and the slot when missing (and {@link
+   * Builder#createSlot} allows; creating the slot parks every pending event older than it, for the
+   * drainer), registers in the relay registry, and starts reading or standing by.
+   *
+   * @throws IllegalStateException if already started or stopped
+   * @throws OutboxException naming what the database lacks: {@code wal_level}, the outbox table, a
+   *     grant, or the SQL to create the publication or the slot
+   */
+  public synchronized void start() {
+    if (started || stopped) {
+      throw new IllegalStateException("WAL relay " + name + " was already started");
+    }
+    WalSlotStats state;
+    try {
+      state = slot.prepare(createSlot);
+    } catch (SQLException e) {
+      if ("42P01".equals(e.getSQLState()) || "42703".equals(e.getSQLState())) {
+        throw new OutboxException(
+            "pgoutbox-relay["
+                + name
+                + "] - "
+                + schema
+                + ".outbox_events lacks the WAL relay's column: run OutboxSchema.migrate(dataSource,"
+                + " \""
+                + schema
+                + "\") to apply migration V5",
+            e);
+      }
+      throw new OutboxException(
+          "pgoutbox-relay[" + name + "] - could not prepare the WAL relay: " + e.getMessage(), e);
+    }
+    fleet.register();
+    ScheduledExecutorService exec =
+        hostExecutor != null
+            ? hostExecutor
+            : Executors.newScheduledThreadPool(
+                OWN_THREADS,
+                Thread.ofPlatform()
+                    .name("pgoutbox-wal-relay-" + name + "-", 0)
+                    .daemon(true)
+                    .factory());
+    executor = exec;
+    started = true;
+    drainer =
+        new RelayLoop(
+            exec,
+            drainerRunner,
+            null,
+            config.batchSize(),
+            config.pollInterval(),
+            config.errorBackoffMax(),
+            listener,
+            log);
+    log.info(
+        "Started WAL relay (schema={}, slot={}, publication={}, {}, publisher={}, executor={})",
+        schema,
+        slot.slotName(),
+        slot.publicationName(),
+        config,
+        publisher.getClass().getName(),
+        hostExecutor != null ? "host's" : "own pool of " + OWN_THREADS);
+    drainer.start();
+    if (state.lost()) {
+      fallBack("replication slot " + slot.slotName() + " was invalidated (wal_status lost)");
+    } else {
+      reader =
+          new WalReader(
+              exec,
+              dataSource,
+              schema,
+              OutboxSchema.jooqSettings(schema),
+              replicationConnections,
+              slot,
+              publisher,
+              config,
+              listener,
+              log,
+              attachRetry,
+              this::fallBack);
+      reader.start();
+    }
+    heartbeatTask =
+        exec.scheduleWithFixedDelay(
+            this::heartbeat,
+            FleetRegistry.HEARTBEAT_EVERY.toMillis(),
+            FleetRegistry.HEARTBEAT_EVERY.toMillis(),
+            TimeUnit.MILLISECONDS);
+    statsTask =
+        exec.scheduleWithFixedDelay(
+            this::refreshStats,
+            0,
+            config.metricsRefreshInterval().toMillis(),
+            TimeUnit.MILLISECONDS);
+  }
+
+  private void fallBack(String reason) {
+    fallenBack = true;
+    drainerRunner.parkedOnly(false);
+    log.error(
+        "WAL RELAY FALLING BACK TO THE TABLE RELAY: {}. Every pending event stays in {}.outbox_events"
+            + " and this instance's table relay publishes all of them from now on (events the"
+            + " reader published but had not completed yet go out again). To return to WAL mode,"
+            + " stop every instance, drop the slot if it still exists (SELECT"
+            + " pg_drop_replication_slot('{}')), and start them again; consider raising"
+            + " max_slot_wal_keep_size",
+        reason,
+        schema,
+        slot.slotName());
+  }
+
+  /**
+   * Stops reading and draining; the work in flight may finish within {@code timeout}, else it is
+   * interrupted. Nothing is lost: what the reader did not settle is read again from the slot.
+   *
+   * @return true when everything stopped within the timeout
+   */
+  public boolean stop(Duration timeout) {
+    requireNonNull(timeout, "timeout must not be null");
+    WalReader currentReader;
+    RelayLoop currentDrainer;
+    synchronized (this) {
+      if (!started || stopped) {
+        stopped = true;
+        return true;
+      }
+      stopped = true;
+      currentReader = reader;
+      currentDrainer = drainer;
+      if (statsTask != null) {
+        statsTask.cancel(false);
+      }
+      if (heartbeatTask != null) {
+        heartbeatTask.cancel(false);
+      }
+    }
+    boolean clean = true;
+    try {
+      if (currentReader != null) {
+        clean &= currentReader.stop(timeout);
+      }
+      if (currentDrainer != null) {
+        clean &= currentDrainer.stop(timeout);
+      }
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      clean = false;
+    }
+    try {
+      fleet.deregister();
+    } catch (RuntimeException e) {
+      log.warn(
+          "Could not leave the relay registry ({}); the entry expires by itself", e.toString());
+    }
+    if (hostExecutor == null && executor != null) {
+      executor.shutdownNow();
+    }
+    log.info("Stopped WAL relay{}", clean ? "" : " (work in flight was interrupted)");
+    return clean;
+  }
+
+  /** {@link #stop(Duration)} with 30 s. Does not close the publisher. */
+  @Override
+  public void close() {
+    stop(OutboxRelay.DEFAULT_STOP_TIMEOUT);
+  }
+
+  private void heartbeat() {
+    try {
+      fleet.heartbeat();
+    } catch (RuntimeException e) {
+      log.warn("Heartbeat failed: {}", e.toString());
+    }
+  }
+
+  private void refreshStats() {
+    try {
+      listener.onStats(admin.stats());
+      WalSlotStats state = slot.read();
+      if (state != null) {
+        listener.onWalSlot(state);
+      }
+    } catch (SQLException | RuntimeException e) {
+      log.warn("Stats refresh failed: {}", e.toString());
+    }
+  }
+
+  private static String defaultName(String schema) {
+    return "pgoutbox_" + schema;
+  }
+
+  /** Builder of {@link WalRelay}; not thread-safe. */
+  public static final class Builder {
+    private String name = "default";
+    private DataSource dataSource;
+    private String schema = OutboxSchema.DEFAULT_SCHEMA;
+    private Publisher publisher;
+    private RelayConfig config = RelayConfig.ofDefaults();
+    private RelayListener listener = RelayListener.NONE;
+    private @Nullable ScheduledExecutorService executor;
+    private @Nullable String slotName;
+    private @Nullable String publicationName;
+    private @Nullable String replicationUrl;
+    private Properties replicationProperties = new Properties();
+    private boolean createSlot = true;
+    private Duration attachRetry = DEFAULT_ATTACH_RETRY_INTERVAL;
+
+    private Builder() {}
+
+    /**
+     * The relay's name in logs, metric tags and {@code application_name} (default {@code default}).
+     */
+    public Builder name(String name) {
+      this.name = OutboxRelay.requireValidName(name);
+      return this;
+    }
+
+    /** The host's data source: completions, parking and the drainer borrow from it. Required. */
+    public Builder dataSource(DataSource dataSource) {
+      this.dataSource = requireNonNull(dataSource, "dataSource must not be null");
+      return this;
+    }
+
+    /** The schema holding the outbox tables (default {@code public}). */
+    public Builder schema(String schema) {
+      this.schema = OutboxSchema.requireValidName(schema);
+      return this;
+    }
+
+    /** Where events go. Required. The relay never closes it. */
+    public Builder publisher(Publisher publisher) {
+      this.publisher = requireNonNull(publisher, "publisher must not be null");
+      return this;
+    }
+
+    /** Settings (default {@link RelayConfig#ofDefaults()}); ordering must be {@code STRICT}. */
+    public Builder config(RelayConfig config) {
+      this.config = requireNonNull(config, "config must not be null");
+      return this;
+    }
+
+    /** Hears batches, publishes, failures, stats and the slot's lag. */
+    public Builder listener(RelayListener listener) {
+      this.listener = requireNonNull(listener, "listener must not be null");
+      return this;
+    }
+
+    /** The host's executor (three threads or virtual threads); without one the relay makes one. */
+    public Builder executor(ScheduledExecutorService executor) {
+      this.executor = requireNonNull(executor, "executor must not be null");
+      return this;
+    }
+
+    /**
+     * The replication slot (default {@code pgoutbox_<schema>}): lowercase letters, digits and
+     * {@code _}, at most 63 characters.
+     */
+    public Builder slotName(String slotName) {
+      this.slotName = requireSlotName("slotName", slotName);
+      return this;
+    }
+
+    /** The publication on the outbox table (default: the slot's name); same rules as slots. */
+    public Builder publicationName(String publicationName) {
+      this.publicationName = requireSlotName("publicationName", publicationName);
+      return this;
+    }
+
+    /**
+     * Where to open the replication connection: a pgjdbc URL and its properties (user, password,
+     * TLS). Derived from HikariCP ({@code setJdbcUrl}) and pgjdbc data sources when not given. The
+     * relay adds {@code replication=database} and {@code preferQueryMode=simple}.
+     */
+    public Builder replicationConnection(String jdbcUrl, Properties properties) {
+      this.replicationUrl = requireNonNull(jdbcUrl, "jdbcUrl must not be null");
+      Properties copy = new Properties();
+      copy.putAll(requireNonNull(properties, "properties must not be null"));
+      this.replicationProperties = copy;
+      return this;
+    }
+
+    /**
+     * Whether {@code start()} creates a missing publication and slot (default true). Off: a missing
+     * one fails the start with the SQL to run.
+     */
+    public Builder createSlot(boolean createSlot) {
+      this.createSlot = createSlot;
+      return this;
+    }
+
+    /** Pause between attempts to attach while another instance streams the slot (default 1 s). */
+    public Builder attachRetryInterval(Duration interval) {
+      requireNonNull(interval, "attachRetryInterval must not be null");
+      if (interval.compareTo(Duration.ofMillis(10)) < 0
+          || interval.compareTo(Duration.ofMinutes(10)) > 0) {
+        throw new IllegalArgumentException(
+            "attachRetryInterval must be between 10 ms and 10 min, was " + interval);
+      }
+      this.attachRetry = interval;
+      return this;
+    }
+
+    /**
+     * The relay, not yet started.
+     *
+     * @throws IllegalStateException if the data source or publisher is missing, the ordering is not
+     *     strict, no replication connection can be derived, or the default slot name would be too
+     *     long
+     */
+    public WalRelay build() {
+      if (dataSource == null) {
+        throw new IllegalStateException("dataSource is required: call dataSource(...)");
+      }
+      if (publisher == null) {
+        throw new IllegalStateException("publisher is required: call publisher(...)");
+      }
+      if (config.ordering() != Ordering.STRICT) {
+        throw new IllegalStateException(
+            "WalRelay needs ordering STRICT, was " + config.ordering() + ": use OutboxRelay");
+      }
+      if (slotName == null && !SLOT_NAME.matcher(defaultName(schema)).matches()) {
+        throw new IllegalStateException(
+            "the default slot name pgoutbox_" + schema + " is too long: call slotName(...)");
+      }
+      ListenConnectionFactory connections =
+          replicationUrl != null
+              ? ReplicationConnections.of(replicationUrl, replicationProperties)
+              : ReplicationConnections.derive(dataSource);
+      if (connections == null) {
+        throw new IllegalStateException(
+            "cannot derive a replication connection from "
+                + dataSource.getClass().getName()
+                + ": call replicationConnection(jdbcUrl, properties)");
+      }
+      return new WalRelay(this, connections);
+    }
+
+    private static String requireSlotName(String what, String value) {
+      requireNonNull(value, what + " must not be null");
+      if (!SLOT_NAME.matcher(value).matches()) {
+        throw new IllegalArgumentException(
+            what + " must be 1 to 63 lowercase letters, digits or '_', was '" + value + "'");
+      }
+      return value;
+    }
+  }
+}

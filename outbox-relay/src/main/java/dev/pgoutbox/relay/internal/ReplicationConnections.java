@@ -1,0 +1,73 @@
+package dev.pgoutbox.relay.internal;
+
+import dev.pgoutbox.relay.ListenConnectionFactory;
+import java.util.Properties;
+import javax.sql.DataSource;
+import org.jspecify.annotations.Nullable;
+import org.postgresql.ds.common.BaseDataSource;
+
+/**
+ * Opens the WAL reader's replication connections: the URL and credentials of the host's data source
+ * (HikariCP with {@code setJdbcUrl}, or a pgjdbc data source), with the properties pgjdbc's
+ * replication API needs.
+ */
+public final class ReplicationConnections {
+
+  private static final String HIKARI = "com.zaxxer.hikari.HikariDataSource";
+
+  private ReplicationConnections() {}
+
+  /** Connections to {@code jdbcUrl} with {@code properties}, as replication connections. */
+  public static ListenConnectionFactory of(String jdbcUrl, Properties properties) {
+    Properties copy = new Properties();
+    copy.putAll(properties);
+    copy.setProperty("replication", "database");
+    copy.setProperty("preferQueryMode", "simple");
+    copy.setProperty("assumeMinServerVersion", "10");
+    return ListenConnectionFactory.of(jdbcUrl, copy);
+  }
+
+  /** Replication connections to where {@code dataSource} connects, or null when unknown. */
+  public static @Nullable ListenConnectionFactory derive(DataSource dataSource) {
+    try {
+      if (dataSource instanceof BaseDataSource pg) {
+        return of(pg.getUrl(), credentials(pg.getUser(), pg.getPassword(), null));
+      }
+      if (dataSource.getClass().getName().equals(HIKARI)) {
+        String url = (String) call(dataSource, "getJdbcUrl");
+        if (url == null) {
+          return null;
+        }
+        return of(
+            url,
+            credentials(
+                (String) call(dataSource, "getUsername"),
+                (String) call(dataSource, "getPassword"),
+                (Properties) call(dataSource, "getDataSourceProperties")));
+      }
+      return null;
+    } catch (ReflectiveOperationException | RuntimeException | LinkageError e) {
+      return null;
+    }
+  }
+
+  private static Properties credentials(
+      @Nullable String user, @Nullable String password, @Nullable Properties extra) {
+    Properties properties = new Properties();
+    if (extra != null) {
+      properties.putAll(extra);
+    }
+    if (user != null) {
+      properties.setProperty("user", user);
+    }
+    if (password != null) {
+      properties.setProperty("password", password);
+    }
+    return properties;
+  }
+
+  private static @Nullable Object call(Object target, String getter)
+      throws ReflectiveOperationException {
+    return target.getClass().getMethod(getter).invoke(target);
+  }
+}

@@ -1,0 +1,649 @@
+package dev.pgoutbox.relay.internal;
+
+import dev.pgoutbox.relay.Completion;
+import dev.pgoutbox.relay.ListenConnectionFactory;
+import dev.pgoutbox.relay.OutboxMessage;
+import dev.pgoutbox.relay.PublishResult;
+import dev.pgoutbox.relay.Publisher;
+import dev.pgoutbox.relay.RelayConfig;
+import dev.pgoutbox.relay.RelayListener;
+import dev.pgoutbox.relay.RelayListener.BatchReport;
+import dev.pgoutbox.relay.RelayListener.EventFailure;
+import dev.pgoutbox.relay.WalSlotStats;
+import java.nio.ByteBuffer;
+import java.sql.Array;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
+import javax.sql.DataSource;
+import org.jooq.SQLDialect;
+import org.jooq.conf.Settings;
+import org.jooq.impl.DSL;
+import org.jspecify.annotations.Nullable;
+import org.postgresql.PGConnection;
+import org.postgresql.replication.LogSequenceNumber;
+import org.postgresql.replication.PGReplicationStream;
+
+/**
+ * The WAL relay's reader: attaches to the slot (or stands by while another instance streams it),
+ * reads committed transactions in commit order, publishes their events in batches, parks failures
+ * and the later events of their aggregates for the drainer, and confirms to the slot only what is
+ * settled ({@link WalCompleter}). A chain of short tasks on the executor, like {@link RelayLoop};
+ * while idle it waits for data on the executor's thread, at most {@link #IDLE_SLICE} at a time.
+ *
+ * <p>The rules it follows are told in docs/wal-relay.md: it publishes a row only if the row is not
+ * parked, and only it parks rows.
+ */
+public final class WalReader implements Runnable {
+
+  /** Longest wait for data in one task, so that stop() is answered promptly. */
+  static final Duration IDLE_SLICE = Duration.ofMillis(100);
+
+  /**
+   * Completion work items queued before the reader stops reading and lets the completer catch up.
+   */
+  static final int MAX_COMPLETER_BACKLOG = 64;
+
+  private final ScheduledExecutorService executor;
+  private final DataSource dataSource;
+  private final Settings settings;
+  private final ListenConnectionFactory replicationConnections;
+  private final WalSlot slot;
+  private final Publisher publisher;
+  private final RelayConfig config;
+  private final RelayListener listener;
+  private final RelayLog log;
+  private final Duration attachRetry;
+  private final Consumer<String> onSlotLost;
+  private final WalCompleter completer;
+  private final Marker marker;
+  private final String parkSql;
+  private final String stillParkedSql;
+  private final String parkedAggregatesSql;
+  private final String schema;
+  private final CountDownLatch finished = new CountDownLatch(1);
+
+  private volatile boolean running;
+  private volatile boolean active;
+  private volatile @Nullable Thread worker;
+  private @Nullable Connection connection;
+  private @Nullable PGReplicationStream stream;
+  private WalRows rows;
+  private final Set<ClaimedRow.AggregateKey> parked = new HashSet<>();
+  private boolean inTransaction;
+  private long ackable;
+  private long submittedAck;
+  private long sentAck;
+  private boolean standbyLogged;
+  private final List<ClaimedRow> batch = new ArrayList<>();
+
+  /** A reader; {@link #start()} submits its first task. */
+  public WalReader(
+      ScheduledExecutorService executor,
+      DataSource dataSource,
+      String schema,
+      Settings settings,
+      ListenConnectionFactory replicationConnections,
+      WalSlot slot,
+      Publisher publisher,
+      RelayConfig config,
+      RelayListener listener,
+      RelayLog log,
+      Duration attachRetry,
+      Consumer<String> onSlotLost) {
+    this.executor = executor;
+    this.dataSource = dataSource;
+    this.schema = schema;
+    this.settings = settings;
+    this.replicationConnections = replicationConnections;
+    this.slot = slot;
+    this.publisher = publisher;
+    this.config = config;
+    this.listener = listener;
+    this.log = log;
+    this.attachRetry = attachRetry;
+    this.onSlotLost = onSlotLost;
+    this.rows = new WalRows(schema);
+    this.completer =
+        new WalCompleter(
+            executor,
+            dataSource,
+            schema,
+            config.completion(),
+            config.synchronousCommit(),
+            Sql.applicationName(log.relayName()) + "-wal",
+            config.errorBackoffMax(),
+            log);
+    this.marker = new Marker(Completion.MARK_PROCESSED, schema);
+    boolean release =
+        config.deadLetterPolicy() == dev.pgoutbox.relay.DeadLetterPolicy.RELEASE_AGGREGATE;
+    this.parkSql = WalStatements.park(schema);
+    this.stillParkedSql = WalStatements.stillParked(schema, release);
+    this.parkedAggregatesSql = WalStatements.parkedAggregates(schema, release);
+  }
+
+  /** Submits the first task. */
+  public synchronized void start() {
+    running = true;
+    schedule(0);
+  }
+
+  /** Whether this instance streams the slot now (the others stand by). */
+  public boolean isActive() {
+    return active;
+  }
+
+  /** Whether the reader runs (started, not stopped, slot not lost). */
+  public boolean isRunning() {
+    return running && finished.getCount() > 0;
+  }
+
+  /** Rows the completer marked or deleted so far. */
+  public long completed() {
+    return completer.completed();
+  }
+
+  @Override
+  public void run() {
+    if (!running) {
+      finish();
+      return;
+    }
+    worker = Thread.currentThread();
+    try {
+      if (stream == null) {
+        attach();
+      } else {
+        readAndPublish();
+      }
+    } catch (SlotLostException e) {
+      running = false;
+      closeStream();
+      finish();
+      onSlotLost.accept(e.getMessage());
+    } catch (InterruptedException e) {
+      log.warn("WAL reader interrupted; what it read and did not settle is read again");
+      running = false;
+      closeStream();
+      finish();
+    } catch (Exception e) {
+      if (running) {
+        log.warn(
+            "WAL reader lost its stream of slot {} ({}); attaching again in {}",
+            slot.slotName(),
+            e.toString(),
+            attachRetry);
+        listener.onDatabaseError(e, attachRetry);
+      }
+      closeStream();
+      schedule(attachRetry.toMillis());
+    } catch (Error e) {
+      log.error("WAL reader stopped by {}", e.toString());
+      running = false;
+      closeStream();
+      finish();
+      throw e;
+    } finally {
+      worker = null;
+    }
+  }
+
+  private void attach() throws SQLException {
+    WalSlotStats state = slot.read();
+    if (state == null) {
+      throw new SlotLostException("replication slot " + slot.slotName() + " was dropped");
+    }
+    if (state.lost()) {
+      throw new SlotLostException(
+          "replication slot " + slot.slotName() + " was invalidated (wal_status lost)");
+    }
+    if (state.active()) {
+      standBy("streamed by another instance");
+      return;
+    }
+    Connection opened = replicationConnections.open();
+    PGReplicationStream started;
+    try {
+      started =
+          opened
+              .unwrap(PGConnection.class)
+              .getReplicationAPI()
+              .replicationStream()
+              .logical()
+              .withSlotName(slot.slotName())
+              .withSlotOption("proto_version", 1)
+              .withSlotOption("publication_names", slot.publicationName())
+              .withStatusInterval(1, TimeUnit.SECONDS)
+              .start();
+    } catch (SQLException e) {
+      closeQuietly(opened);
+      if ("55006".equals(e.getSQLState())) {
+        standBy("another instance attached first");
+        return;
+      }
+      if ("42704".equals(e.getSQLState())) {
+        throw new SlotLostException("replication slot " + slot.slotName() + " was dropped");
+      }
+      String message = String.valueOf(e.getMessage());
+      if (message.contains("invalidated") || message.contains("can no longer get changes")) {
+        throw new SlotLostException(
+            "replication slot " + slot.slotName() + " was invalidated: " + message);
+      }
+      throw e;
+    }
+    connection = opened;
+    stream = started;
+    rows = new WalRows(schema);
+    inTransaction = false;
+    batch.clear();
+    loadParked();
+    active = true;
+    standbyLogged = false;
+    log.info(
+        "Attached to replication slot {} as the active reader ({} parked aggregate(s))",
+        slot.slotName(),
+        parked.size());
+    schedule(0);
+  }
+
+  private void standBy(String why) {
+    if (!standbyLogged) {
+      log.info(
+          "Standing by: replication slot {} is {}; trying again every {}",
+          slot.slotName(),
+          why,
+          attachRetry);
+      standbyLogged = true;
+    }
+    schedule(attachRetry.toMillis());
+  }
+
+  private void loadParked() throws SQLException {
+    parked.clear();
+    try (Connection c = dataSource.getConnection();
+        Statement s = c.createStatement();
+        ResultSet rs = s.executeQuery(parkedAggregatesSql)) {
+      while (rs.next()) {
+        parked.add(new ClaimedRow.AggregateKey(rs.getString(1), rs.getString(2)));
+      }
+    }
+  }
+
+  private void readAndPublish() throws SQLException, InterruptedException {
+    PGReplicationStream current = stream;
+    if (completer.backlog() > MAX_COMPLETER_BACKLOG) {
+      applyAck(current);
+      schedule(1);
+      return;
+    }
+    long idleUntil = System.nanoTime() + IDLE_SLICE.toNanos();
+    while (running && batch.size() < config.batchSize()) {
+      ByteBuffer buffer = current.readPending();
+      if (buffer == null) {
+        if (!batch.isEmpty() || System.nanoTime() - idleUntil > 0) {
+          break;
+        }
+        confirmWhileIdle(current);
+        continue;
+      }
+      switch (PgOutputDecoder.decode(buffer)) {
+        case PgOutputDecoder.Begin b -> inTransaction = true;
+        case PgOutputDecoder.Relation r -> rows.relation(r);
+        case PgOutputDecoder.Insert insert -> {
+          ClaimedRow row = rows.row(insert);
+          if (row != null) {
+            batch.add(row);
+          }
+        }
+        case PgOutputDecoder.Commit c -> {
+          inTransaction = false;
+          ackable = Math.max(ackable, c.endLsn());
+        }
+        case PgOutputDecoder.Ignored i -> {}
+      }
+    }
+    long ackLsn = ackable;
+    if (!batch.isEmpty()) {
+      List<ClaimedRow> taken = List.copyOf(batch);
+      batch.clear();
+      publish(taken, ackLsn);
+    } else if (ackLsn > submittedAck) {
+      completer.submit(new long[0], ackLsn);
+      submittedAck = ackLsn;
+    }
+    applyAck(current);
+    schedule(0);
+  }
+
+  /** With nothing in flight and no transaction half read, the slot may move to what was read. */
+  private void confirmWhileIdle(PGReplicationStream current) throws SQLException {
+    if (!inTransaction
+        && batch.isEmpty()
+        && completer.backlog() == 0
+        && completer.confirmedLsn() >= submittedAck) {
+      long received = current.getLastReceiveLSN().asLong();
+      if (received > sentAck) {
+        setAck(current, received);
+      }
+    } else {
+      applyAck(current);
+    }
+  }
+
+  private void applyAck(PGReplicationStream current) {
+    long confirmed = completer.confirmedLsn();
+    if (confirmed > sentAck) {
+      setAck(current, confirmed);
+    }
+  }
+
+  private void setAck(PGReplicationStream current, long lsn) {
+    LogSequenceNumber value = LogSequenceNumber.valueOf(lsn);
+    current.setFlushedLSN(value);
+    current.setAppliedLSN(value);
+    sentAck = lsn;
+  }
+
+  private void publish(List<ClaimedRow> rowsRead, long ackLsn)
+      throws SQLException, InterruptedException {
+    long started = System.nanoTime();
+    Set<ClaimedRow.AggregateKey> stillParked = stillParked(rowsRead);
+    List<Long> park = new ArrayList<>();
+    List<Marker.Failure> failures = new ArrayList<>();
+    List<EventFailure> failureReports = new ArrayList<>();
+    Set<ClaimedRow.AggregateKey> stopped = new LinkedHashSet<>();
+    List<OutboxMessage> messages = new ArrayList<>(rowsRead.size());
+    List<ClaimedRow> messageRows = new ArrayList<>(rowsRead.size());
+    for (ClaimedRow row : rowsRead) {
+      if (stillParked.contains(row.aggregate()) || stopped.contains(row.aggregate())) {
+        park.add(row.position());
+        continue;
+      }
+      switch (MessageMapper.toMessage(row)) {
+        case MessageMapper.Usable(OutboxMessage message) -> {
+          messages.add(message);
+          messageRows.add(row);
+        }
+        case MessageMapper.Unusable(String reason) -> {
+          fail(
+              row,
+              MessageMapper.forReport(row),
+              "unusable row: " + reason,
+              true,
+              null,
+              failures,
+              failureReports);
+          park.add(row.position());
+          stopped.add(row.aggregate());
+        }
+      }
+    }
+    long[] published = new long[messages.size()];
+    int publishedCount = 0;
+    List<OutboxMessage> publishedMessages = new ArrayList<>(messages.size());
+    if (!messages.isEmpty()) {
+      PublishCall.Answers answers =
+          PublishCall.publish(publisher, List.copyOf(messages), config.publishTimeout(), log);
+      if (Thread.currentThread().isInterrupted()) {
+        throw new InterruptedException("interrupted while publishing");
+      }
+      for (int i = 0; i < messages.size(); i++) {
+        OutboxMessage message = messages.get(i);
+        ClaimedRow row = messageRows.get(i);
+        PublishResult result = answers.results().get(i);
+        boolean isStopped = stopped.contains(row.aggregate());
+        if (result instanceof PublishResult.Published) {
+          if (isStopped) {
+            log.errorEvent(
+                message,
+                "Order violation by publisher {}: it reported this event published after an"
+                    + " earlier event of its aggregate failed or went unanswered in the same batch",
+                publisher.getClass().getName());
+            listener.onOrderViolation(message);
+          }
+          published[publishedCount++] = row.position();
+          publishedMessages.add(message);
+        } else if (isStopped) {
+          park.add(row.position());
+        } else {
+          switch (result) {
+            case null ->
+                fail(
+                    row,
+                    message,
+                    answers.unansweredReason(),
+                    false,
+                    null,
+                    failures,
+                    failureReports);
+            case PublishResult.Permanent p ->
+                fail(row, message, p.reason(), true, null, failures, failureReports);
+            case PublishResult.Retryable r ->
+                fail(row, message, r.reason(), false, r.retryAfter(), failures, failureReports);
+            case PublishResult.Published p -> throw new IllegalStateException("published");
+          }
+          park.add(row.position());
+          stopped.add(row.aggregate());
+        }
+      }
+    }
+    if (!park.isEmpty()) {
+      recordParking(failures, park);
+      parked.addAll(stopped);
+    }
+    completer.submit(
+        publishedCount == published.length
+            ? published
+            : java.util.Arrays.copyOf(published, publishedCount),
+        ackLsn);
+    submittedAck = Math.max(submittedAck, ackLsn);
+    report(
+        rowsRead.size(), publishedMessages, failureReports, park.size() - failures.size(), started);
+  }
+
+  /** The aggregates of {@code rowsRead} that are parked and still have a pending parked row. */
+  private Set<ClaimedRow.AggregateKey> stillParked(List<ClaimedRow> rowsRead) throws SQLException {
+    Set<ClaimedRow.AggregateKey> candidates = new LinkedHashSet<>();
+    for (ClaimedRow row : rowsRead) {
+      if (parked.contains(row.aggregate())) {
+        candidates.add(row.aggregate());
+      }
+    }
+    if (candidates.isEmpty()) {
+      return Set.of();
+    }
+    Set<ClaimedRow.AggregateKey> still = new HashSet<>();
+    try (Connection c = dataSource.getConnection();
+        PreparedStatement ps = c.prepareStatement(stillParkedSql)) {
+      Array types =
+          c.createArrayOf("text", candidates.stream().map(ClaimedRow.AggregateKey::type).toArray());
+      Array ids =
+          c.createArrayOf("text", candidates.stream().map(ClaimedRow.AggregateKey::id).toArray());
+      ps.setArray(1, types);
+      ps.setArray(2, ids);
+      try (ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) {
+          still.add(new ClaimedRow.AggregateKey(rs.getString(1), rs.getString(2)));
+        }
+      }
+    }
+    // Nothing of theirs is pending in the drainer's hands: back to the fast path.
+    for (ClaimedRow.AggregateKey key : candidates) {
+      if (!still.contains(key)) {
+        parked.remove(key);
+      }
+    }
+    return still;
+  }
+
+  private void fail(
+      ClaimedRow row,
+      OutboxMessage message,
+      String reason,
+      boolean permanent,
+      @Nullable Duration hint,
+      List<Marker.Failure> failures,
+      List<EventFailure> reports) {
+    int attempts = MessageMapper.nextAttempt(row.attempts());
+    boolean dead = permanent || attempts >= config.maxAttempts();
+    Duration retryIn = dead ? Duration.ZERO : BatchRunner.retryDelay(config, attempts, hint);
+    String stored = BatchRunner.truncate(reason, config.lastErrorMaxLength());
+    failures.add(new Marker.Failure(row.id(), attempts, stored, dead, retryIn));
+    reports.add(new EventFailure(message, stored, attempts, dead, retryIn));
+  }
+
+  /** Records the failures as the table relay does and flags them and the held rows parked. */
+  private void recordParking(List<Marker.Failure> failures, List<Long> positions)
+      throws SQLException {
+    try (Connection c = dataSource.getConnection()) {
+      boolean autoCommit = c.getAutoCommit();
+      c.setAutoCommit(false);
+      try {
+        marker.failed(DSL.using(c, SQLDialect.POSTGRES, settings), failures);
+        try (PreparedStatement ps = c.prepareStatement(parkSql)) {
+          Array array = c.createArrayOf("int8", positions.toArray(Long[]::new));
+          ps.setArray(1, array);
+          ps.executeUpdate();
+        }
+        c.commit();
+      } catch (SQLException | RuntimeException e) {
+        c.rollback();
+        throw e;
+      } finally {
+        c.setAutoCommit(autoCommit);
+      }
+    }
+  }
+
+  private void report(
+      int read,
+      List<OutboxMessage> publishedMessages,
+      List<EventFailure> failures,
+      int heldBack,
+      long started) {
+    Instant now = config.clock().instant();
+    for (OutboxMessage message : publishedMessages) {
+      listener.onPublished(message, Duration.between(message.createdAt(), now));
+    }
+    int dead = 0;
+    for (EventFailure failure : failures) {
+      if (failure.dead()) {
+        dead++;
+        log.errorEvent(
+            failure.message(),
+            "Event dead-lettered after {} attempt(s): {}",
+            failure.attempts(),
+            failure.reason());
+      } else {
+        log.warnEvent(
+            failure.message(),
+            "Publish failed (attempt {}), parked for the table relay, retrying in {}: {}",
+            failure.attempts(),
+            failure.retryIn(),
+            failure.reason());
+      }
+      listener.onFailed(failure);
+    }
+    listener.onBatch(
+        new BatchReport(
+            read,
+            publishedMessages.size(),
+            failures.size() - dead,
+            dead,
+            heldBack,
+            Duration.ofNanos(System.nanoTime() - started)));
+  }
+
+  private synchronized void schedule(long delayMillis) {
+    if (!running) {
+      finish();
+      return;
+    }
+    try {
+      executor.schedule(this, delayMillis, TimeUnit.MILLISECONDS);
+    } catch (RejectedExecutionException e) {
+      log.error("The executor refused the WAL reader's next task (shut down?); it stops");
+      running = false;
+      closeStream();
+      finish();
+    }
+  }
+
+  /**
+   * Stops reading and waits up to {@code timeout} for the task in flight; then interrupts it. What
+   * was read and not settled is read again by the next reader.
+   */
+  public boolean stop(Duration timeout) throws InterruptedException {
+    running = false;
+    completer.stop();
+    if (worker == null && stream == null) {
+      finish();
+    }
+    if (finished.await(timeout.toMillis(), TimeUnit.MILLISECONDS)) {
+      return true;
+    }
+    Thread current = worker;
+    if (current == null) {
+      // No task runs and none will (the executor is gone): close here.
+      finish();
+      return false;
+    }
+    current.interrupt();
+    finished.await(5, TimeUnit.SECONDS);
+    return false;
+  }
+
+  private void finish() {
+    if (finished.getCount() > 0) {
+      closeStream();
+      finished.countDown();
+    }
+  }
+
+  private void closeStream() {
+    active = false;
+    PGReplicationStream s = stream;
+    stream = null;
+    Connection c = connection;
+    connection = null;
+    if (c != null) {
+      // Closing the connection ends the stream; closing the stream first would wait for the
+      // server to answer CopyDone, which a dead connection never does.
+      closeQuietly(c);
+    }
+    if (s != null) {
+      batch.clear();
+    }
+  }
+
+  private static void closeQuietly(Connection c) {
+    try {
+      c.close();
+    } catch (SQLException ignored) {
+      // Already broken.
+    }
+  }
+
+  /** The slot cannot be streamed any more: dropped or invalidated. */
+  private static final class SlotLostException extends RuntimeException {
+    private static final long serialVersionUID = 1L;
+
+    SlotLostException(String message) {
+      super(message);
+    }
+  }
+}

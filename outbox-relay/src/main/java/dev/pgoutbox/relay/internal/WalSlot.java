@@ -1,0 +1,222 @@
+package dev.pgoutbox.relay.internal;
+
+import dev.pgoutbox.core.OutboxException;
+import dev.pgoutbox.relay.WalSlotStats;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import javax.sql.DataSource;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * The WAL relay's slot and publication: the checks and set-up {@code start()} runs, and the slot's
+ * state for metrics and for noticing that it was lost. SQL in {@link WalStatements}.
+ */
+public final class WalSlot {
+
+  private final DataSource dataSource;
+  private final String schema;
+  private final String slotName;
+  private final String publicationName;
+  private final RelayLog log;
+
+  /** The slot {@code slotName} and publication {@code publicationName} of the outbox in schema. */
+  public WalSlot(
+      DataSource dataSource, String schema, String slotName, String publicationName, RelayLog log) {
+    this.dataSource = dataSource;
+    this.schema = schema;
+    this.slotName = slotName;
+    this.publicationName = publicationName;
+    this.log = log;
+  }
+
+  /** The slot's name. */
+  public String slotName() {
+    return slotName;
+  }
+
+  /** The publication's name. */
+  public String publicationName() {
+    return publicationName;
+  }
+
+  /**
+   * Checks {@code wal_level}, creates the publication and the slot when missing and allowed, and
+   * parks the backlog when it created the slot.
+   *
+   * @return the slot's state; {@link WalSlotStats#lost()} when it was invalidated
+   * @throws OutboxException naming the setting, grant or SQL that is missing
+   */
+  public WalSlotStats prepare(boolean create) throws SQLException {
+    try (Connection connection = dataSource.getConnection()) {
+      connection.setAutoCommit(true);
+      checkWalLevel(connection);
+      ensurePublication(connection, create);
+      WalSlotStats slot = read(connection);
+      if (slot != null) {
+        return slot;
+      }
+      if (!create) {
+        throw new OutboxException(
+            "pgoutbox-relay["
+                + log.relayName()
+                + "] - replication slot "
+                + slotName
+                + " does not exist and createSlot is off: run SELECT"
+                + " pg_create_logical_replication_slot('"
+                + slotName
+                + "', 'pgoutput'), then UPDATE "
+                + schema
+                + ".outbox_events SET parked = true WHERE processed_at IS NULL");
+      }
+      createSlot(connection);
+      WalSlotStats created = read(connection);
+      if (created == null) {
+        throw new OutboxException("replication slot " + slotName + " vanished after its creation");
+      }
+      return created;
+    }
+  }
+
+  /** The slot's state, or null when it does not exist. */
+  public @Nullable WalSlotStats read() throws SQLException {
+    try (Connection connection = dataSource.getConnection()) {
+      return read(connection);
+    }
+  }
+
+  private @Nullable WalSlotStats read(Connection connection) throws SQLException {
+    try (PreparedStatement ps = connection.prepareStatement(WalStatements.SLOT)) {
+      ps.setString(1, slotName);
+      try (ResultSet rs = ps.executeQuery()) {
+        if (!rs.next()) {
+          return null;
+        }
+        if (!"pgoutput".equals(rs.getString(1)) || !rs.getBoolean(2)) {
+          throw new OutboxException(
+              "replication slot "
+                  + slotName
+                  + " exists but is not a pgoutput slot of this database (plugin "
+                  + rs.getString(1)
+                  + "): give the WAL relay another slotName, or drop it");
+        }
+        return new WalSlotStats(slotName, rs.getBoolean(5), rs.getLong(4), rs.getString(3));
+      }
+    }
+  }
+
+  private void checkWalLevel(Connection connection) throws SQLException {
+    try (Statement s = connection.createStatement();
+        ResultSet rs = s.executeQuery(WalStatements.WAL_LEVEL)) {
+      rs.next();
+      String level = rs.getString(1);
+      if (!"logical".equals(level)) {
+        throw new OutboxException(
+            "pgoutbox-relay["
+                + log.relayName()
+                + "] - the WAL relay needs wal_level = logical, this server runs with wal_level = "
+                + level
+                + ": run ALTER SYSTEM SET wal_level = logical (and make sure max_replication_slots"
+                + " and max_wal_senders leave one free) and restart PostgreSQL, or use OutboxRelay");
+      }
+    }
+  }
+
+  private void ensurePublication(Connection connection, boolean create) throws SQLException {
+    String createSql = WalStatements.createPublication(publicationName, schema);
+    if (!exists(connection, WalStatements.PUBLICATION, publicationName)) {
+      if (!create) {
+        throw new OutboxException(
+            "publication "
+                + publicationName
+                + " does not exist and createSlot is off: run "
+                + createSql);
+      }
+      try (Statement s = connection.createStatement()) {
+        s.execute(createSql);
+        log.info("Created publication {} (inserts into {}.outbox_events)", publicationName, schema);
+      } catch (SQLException e) {
+        if ("42710".equals(e.getSQLState())) {
+          return; // Another instance created it meanwhile.
+        }
+        throw new OutboxException(
+            "pgoutbox-relay["
+                + log.relayName()
+                + "] - could not create publication "
+                + publicationName
+                + " ("
+                + e.getMessage()
+                + "): run "
+                + createSql
+                + " as the owner of "
+                + schema
+                + ".outbox_events",
+            e);
+      }
+    }
+    if (!exists(
+        connection,
+        WalStatements.PUBLICATION_HAS_TABLE,
+        publicationName,
+        schema,
+        "outbox_events")) {
+      throw new OutboxException(
+          "publication "
+              + publicationName
+              + " does not include "
+              + schema
+              + ".outbox_events: run ALTER PUBLICATION "
+              + publicationName
+              + " ADD TABLE "
+              + schema
+              + ".outbox_events, or give the WAL relay another publicationName");
+    }
+  }
+
+  private void createSlot(Connection connection) throws SQLException {
+    try (PreparedStatement ps = connection.prepareStatement(WalStatements.CREATE_SLOT)) {
+      ps.setString(1, slotName);
+      ps.execute();
+    } catch (SQLException e) {
+      if ("42710".equals(e.getSQLState())) {
+        return; // Another instance created it meanwhile, and parks the backlog.
+      }
+      throw new OutboxException(
+          "pgoutbox-relay["
+              + log.relayName()
+              + "] - could not create replication slot "
+              + slotName
+              + " ("
+              + e.getMessage()
+              + "): the relay's role needs the REPLICATION attribute (ALTER ROLE <role>"
+              + " REPLICATION), or create the slot with SELECT pg_create_logical_replication_slot('"
+              + slotName
+              + "', 'pgoutput') and set createSlot(false)",
+          e);
+    }
+    // Rows committed before the slot's consistent point will never be decoded: the drainer's.
+    int parked;
+    try (Statement s = connection.createStatement()) {
+      parked = s.executeUpdate(WalStatements.parkBacklog(schema));
+    }
+    log.info(
+        "Created replication slot {}; {} pending event(s) older than it are left to the table"
+            + " relay",
+        slotName,
+        parked);
+  }
+
+  private static boolean exists(Connection connection, String sql, String... binds)
+      throws SQLException {
+    try (PreparedStatement ps = connection.prepareStatement(sql)) {
+      for (int i = 0; i < binds.length; i++) {
+        ps.setString(i + 1, binds[i]);
+      }
+      try (ResultSet rs = ps.executeQuery()) {
+        return rs.next();
+      }
+    }
+  }
+}

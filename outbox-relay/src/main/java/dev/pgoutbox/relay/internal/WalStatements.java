@@ -1,0 +1,77 @@
+package dev.pgoutbox.relay.internal;
+
+/**
+ * The SQL of the WAL relay, in one place for review: what the reader writes to the outbox table
+ * (parking, handing over) and how it reads and sets up its slot. The claim and marks of its drainer
+ * are the table relay's ({@link ClaimStatements} with {@code parkedOnly}, {@link MarkStatements}).
+ */
+final class WalStatements {
+
+  private WalStatements() {}
+
+  /** Flags rows for the drainer; bind 1: positions ({@code bigint[]}). Only pending rows. */
+  static String park(String schema) {
+    return "UPDATE "
+        + schema
+        + ".outbox_events SET parked = true WHERE position = ANY(?) AND processed_at IS NULL";
+  }
+
+  /**
+   * The aggregates among the given ones with a pending parked row (dead ones too under {@code
+   * HOLD_AGGREGATE}); binds 1 and 2: types and ids ({@code text[]}, pairwise).
+   */
+  static String stillParked(String schema, boolean releaseDeadAggregates) {
+    return "SELECT DISTINCT e.aggregate_type, e.aggregate_id FROM "
+        + schema
+        + ".outbox_events e JOIN unnest(?::text[], ?::text[]) AS k(t, a)"
+        + " ON e.aggregate_type = k.t AND e.aggregate_id = k.a"
+        + " WHERE e.processed_at IS NULL AND e.parked"
+        + (releaseDeadAggregates ? " AND e.dead_at IS NULL" : "");
+  }
+
+  /** Every aggregate with a pending parked row: the reader's parked set when it attaches. */
+  static String parkedAggregates(String schema, boolean releaseDeadAggregates) {
+    return "SELECT DISTINCT aggregate_type, aggregate_id FROM "
+        + schema
+        + ".outbox_events WHERE processed_at IS NULL AND parked"
+        + (releaseDeadAggregates ? " AND dead_at IS NULL" : "");
+  }
+
+  /** After the slot is created: every pending row is the drainer's (it is not in the stream). */
+  static String parkBacklog(String schema) {
+    return "UPDATE "
+        + schema
+        + ".outbox_events SET parked = true WHERE processed_at IS NULL AND NOT parked";
+  }
+
+  static final String WAL_LEVEL = "SHOW wal_level";
+
+  /** Bind 1: the slot name. */
+  static final String SLOT =
+      "SELECT plugin, database = current_database(), wal_status,"
+          + " pg_wal_lsn_diff(pg_current_wal_lsn(), confirmed_flush_lsn)::bigint, active"
+          + " FROM pg_replication_slots WHERE slot_name = ?";
+
+  /** Binds 1 and 2: the slot name and the plugin. */
+  static final String CREATE_SLOT = "SELECT pg_create_logical_replication_slot(?, 'pgoutput')";
+
+  /** Bind 1: the publication name. */
+  static final String PUBLICATION = "SELECT 1 FROM pg_publication WHERE pubname = ?";
+
+  /** Binds 1 to 3: publication, schema, table. */
+  static final String PUBLICATION_HAS_TABLE =
+      "SELECT 1 FROM pg_publication_tables WHERE pubname = ? AND schemaname = ? AND tablename = ?";
+
+  static String createPublication(String publication, String schema) {
+    return "CREATE PUBLICATION "
+        + publication
+        + " FOR TABLE "
+        + schema
+        + ".outbox_events WITH (publish = 'insert')";
+  }
+
+  /** Bind 1: the slot name. Ends the WAL sender streaming it (tests, fail-over drills). */
+  static final String TERMINATE_SLOT_READER =
+      "SELECT pg_terminate_backend(active_pid) FROM pg_replication_slots"
+          + " WHERE slot_name = ? AND active_pid IS NOT NULL";
+}

@@ -1,0 +1,352 @@
+package dev.pgoutbox.relay;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.pgoutbox.core.Outbox;
+import dev.pgoutbox.core.OutboxEvent;
+import dev.pgoutbox.relay.testing.RecordingPublisher;
+import dev.pgoutbox.testing.DeliveryChecker;
+import dev.pgoutbox.testing.Eventually;
+import dev.pgoutbox.testing.TestSchema;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/**
+ * The WAL relay on a real PostgreSQL with {@code wal_level=logical} (the embedded one unless {@code
+ * PGOUTBOX_TEST_LOGICAL_JDBC_URL} names another): commit order, crashes, parking, fail-over and the
+ * fall-back when the slot is lost. Each test reads a slot of its own.
+ */
+class WalRelayIT {
+
+  @RegisterExtension static final TestSchema db = TestSchema.migratedWithLogicalDecoding(10);
+
+  private final List<WalRelay> relays = new ArrayList<>();
+  private final List<ScheduledExecutorService> executors = new ArrayList<>();
+  private final List<String> slots = new ArrayList<>();
+
+  @BeforeEach
+  void emptyOutbox() {
+    db.execute("truncate outbox_events");
+  }
+
+  @AfterEach
+  void stopAndDropSlots() {
+    relays.forEach(r -> r.stop(Duration.ofSeconds(2)));
+    executors.forEach(ScheduledExecutorService::shutdownNow);
+    for (String slot : slots) {
+      Eventually.await("slot " + slot + " dropped", () -> dropSlot(slot));
+    }
+  }
+
+  @Test
+  void commitOrderBeatsPositionOrder() throws Exception {
+    RecordingPublisher publisher = new RecordingPublisher();
+    WalRelay relay = relay("commit_order", publisher, config().build());
+    relay.start();
+    Eventually.await("the reader attached", relay::isReading);
+    Outbox outbox =
+        Outbox.builder().schema(db.schema()).serializeWritersPerAggregate(false).build();
+
+    try (Connection first = db.connect();
+        Connection second = db.connect()) {
+      first.setAutoCommit(false);
+      second.setAutoCommit(false);
+      // The first writer inserts first (the lower position) but commits last.
+      outbox.append(first, event("o-1", 2));
+      outbox.append(second, event("o-1", 1));
+      second.commit();
+      first.commit();
+    }
+
+    Eventually.await("both published", () -> publisher.delivered().size() == 2);
+    assertThat(publisher.deliveredPayloads())
+        .extracting(DeliveryChecker::seqOf)
+        .containsExactly(1, 2);
+    List<Long> positions = publisher.delivered().stream().map(OutboxMessage::position).toList();
+    assertThat(positions.get(0))
+        .as("delivered first, inserted last")
+        .isGreaterThan(positions.get(1));
+    Eventually.await("both completed", () -> pending() == 0);
+  }
+
+  @Test
+  void aReaderThatCrashesMidStreamLosesNothing() throws Exception {
+    StallingPublisher first = new StallingPublisher(200);
+    ScheduledExecutorService firstExecutor = executor();
+    WalRelay crashing = relay("crash", first, config().build(), firstExecutor);
+    crashing.start();
+    Eventually.await("the reader attached", crashing::isReading);
+    Map<String, Integer> written = write(20, 1, 30);
+
+    Eventually.await("the first reader stalls mid-stream", () -> first.stalled);
+    firstExecutor.shutdownNow(); // the process dies: no stop, no completion of what it published
+    terminateReader("crash");
+
+    RecordingPublisher second = new RecordingPublisher();
+    WalRelay restarted = relay("crash", second, config().build());
+    restarted.start();
+    Eventually.await("everything completed", () -> pending() == 0);
+
+    List<String> payloads = new ArrayList<>(first.delegate.deliveredPayloads());
+    payloads.addAll(second.deliveredPayloads());
+    DeliveryChecker.Verdict verdict = DeliveryChecker.check(written, payloads);
+    assertThat(first.delegate.delivered()).hasSizeLessThan(600);
+    assertThat(second.delivered()).isNotEmpty();
+    assertThat(verdict.lost()).isZero();
+    assertThat(verdict.reordered()).isZero();
+  }
+
+  @Test
+  void aFailingAggregateParksAndDrainsThroughTheTableRelayWhileOthersFlow() throws Exception {
+    AtomicBoolean brokerRefusesBad = new AtomicBoolean(true);
+    RecordingPublisher publisher =
+        new RecordingPublisher()
+            .decide(
+                m ->
+                    m.aggregateId().equals("bad") && brokerRefusesBad.get()
+                        ? PublishResult.retryable("broker says no")
+                        : PublishResult.published());
+    WalRelay relay = relay("parking", publisher, config().build());
+    relay.start();
+    Eventually.await("the reader attached", relay::isReading);
+    Outbox outbox = Outbox.builder().schema(db.schema()).build();
+    for (int seq = 1; seq <= 5; seq++) {
+      int s = seq;
+      db.dsl()
+          .transaction(
+              tx -> {
+                outbox.append(tx.dsl(), event("bad", s));
+                outbox.append(tx.dsl(), event("good-1", s));
+                outbox.append(tx.dsl(), event("good-2", s));
+              });
+    }
+
+    Eventually.await("the good aggregates published", () -> count(publisher, "good") == 10);
+    Eventually.await(
+        "every bad event parked",
+        () ->
+            db.queryLong("select count(*) from outbox_events where aggregate_id = 'bad' and parked")
+                == 5);
+    assertThat(count(publisher, "bad")).isZero();
+    assertThat(
+            db.queryLong(
+                "select count(*) from outbox_events where aggregate_id = 'bad' and attempts > 0"
+                    + " and last_error = 'broker says no'"))
+        .as("only the head has failed attempts; the rest wait behind it")
+        .isOne();
+
+    brokerRefusesBad.set(false);
+    Eventually.await("the table relay drained the parked aggregate", () -> pending() == 0);
+    db.dsl().transaction(tx -> outbox.append(tx.dsl(), event("bad", 6)));
+    Eventually.await("the sixth event published", () -> count(publisher, "bad") == 6);
+
+    assertThat(
+            publisher.delivered().stream()
+                .filter(m -> m.aggregateId().equals("bad"))
+                .map(m -> DeliveryChecker.seqOf(m.payload())))
+        .containsExactly(1, 2, 3, 4, 5, 6);
+    Eventually.await("all completed", () -> pending() == 0);
+    assertThat(
+            db.queryLong(
+                "select count(*) from outbox_events where aggregate_id = 'bad'"
+                    + " and payload->>'seq' = '6' and parked"))
+        .as("back on the fast path once nothing of it was parked")
+        .isZero();
+  }
+
+  @Test
+  void aStandbyTakesOverWhenTheActiveReaderDies() throws Exception {
+    RecordingPublisher first = new RecordingPublisher();
+    RecordingPublisher second = new RecordingPublisher();
+    ScheduledExecutorService firstExecutor = executor();
+    WalRelay active = relay("failover", first, config().build(), firstExecutor);
+    active.start();
+    Eventually.await("the first instance reads", active::isReading);
+    WalRelay standby = relay("failover", second, config().build());
+    standby.start();
+    Map<String, Integer> written = write(10, 1, 10);
+    Eventually.await("the first batch published", () -> first.delivered().size() >= 100);
+    assertThat(standby.isReading()).isFalse();
+
+    firstExecutor.shutdownNow();
+    terminateReader("failover");
+    written = write(10, 11, 10);
+
+    Eventually.await("the standby reads", standby::isReading);
+    Eventually.await("everything completed", () -> pending() == 0);
+    List<String> payloads = new ArrayList<>(first.deliveredPayloads());
+    payloads.addAll(second.deliveredPayloads());
+    DeliveryChecker.Verdict verdict = DeliveryChecker.check(written, payloads);
+    assertThat(second.delivered()).isNotEmpty();
+    assertThat(verdict.lost()).isZero();
+    assertThat(verdict.reordered()).isZero();
+  }
+
+  @Test
+  void aDroppedSlotFallsBackToTheTableRelay() throws Exception {
+    RecordingPublisher publisher = new RecordingPublisher();
+    WalRelay relay = relay("dropped", publisher, config().build());
+    relay.start();
+    Eventually.await("the reader attached", relay::isReading);
+    write(5, 1, 2);
+    Eventually.await("published through the slot", () -> publisher.delivered().size() == 10);
+
+    Eventually.await(
+        "the slot dropped",
+        () -> {
+          terminateReader("dropped");
+          return dropSlot("dropped");
+        });
+    Map<String, Integer> written = write(5, 3, 2);
+
+    Eventually.await("the relay fell back", relay::hasFallenBack);
+    Eventually.await("everything completed by the table relay", () -> pending() == 0);
+    DeliveryChecker.Verdict verdict = DeliveryChecker.check(written, publisher.deliveredPayloads());
+    assertThat(verdict.lost()).isZero();
+    assertThat(verdict.reordered()).isZero();
+  }
+
+  private static RelayConfig.Builder config() {
+    return RelayConfig.builder()
+        .batchSize(100)
+        .pollInterval(Duration.ofMillis(50))
+        .maxAttempts(1_000)
+        .publishTimeout(Duration.ofSeconds(10))
+        .exponentialBackoff(Duration.ofMillis(50), 1.0, 0.0, Duration.ofMillis(50));
+  }
+
+  private ScheduledExecutorService executor() {
+    ScheduledExecutorService executor =
+        Executors.newScheduledThreadPool(3, Thread.ofPlatform().daemon(true).factory());
+    executors.add(executor);
+    return executor;
+  }
+
+  private WalRelay relay(String slot, Publisher publisher, RelayConfig config) {
+    return relay(slot, publisher, config, executor());
+  }
+
+  private WalRelay relay(
+      String slot, Publisher publisher, RelayConfig config, ScheduledExecutorService executor) {
+    if (!slots.contains(slot)) {
+      slots.add(slot);
+    }
+    WalRelay relay =
+        WalRelay.builder()
+            .name("wal-" + slot)
+            .dataSource(db.dataSource())
+            .schema(db.schema())
+            .publisher(publisher)
+            .config(config)
+            .slotName(slot)
+            .publicationName("pub_" + db.schema())
+            .attachRetryInterval(Duration.ofMillis(200))
+            .executor(executor)
+            .replicationConnection(db.jdbcUrl(), new java.util.Properties())
+            .build();
+    relays.add(relay);
+    return relay;
+  }
+
+  /** Writes {@code seqs} events per aggregate from {@code fromSeq} on, one transaction each. */
+  private Map<String, Integer> write(int aggregates, int fromSeq, int seqs) {
+    Outbox outbox = Outbox.builder().schema(db.schema()).build();
+    Map<String, Integer> written = new HashMap<>();
+    for (int seq = fromSeq; seq < fromSeq + seqs; seq++) {
+      int s = seq;
+      List<OutboxEvent> events = new ArrayList<>();
+      for (int a = 0; a < aggregates; a++) {
+        events.add(event("agg-" + a, s));
+      }
+      db.dsl().transaction(tx -> outbox.appendAll(tx.dsl(), events));
+    }
+    for (int a = 0; a < aggregates; a++) {
+      written.put("agg-" + a, fromSeq + seqs - 1);
+    }
+    return written;
+  }
+
+  private static OutboxEvent event(String aggregate, int seq) {
+    return OutboxEvent.of(
+        "order", aggregate, "order.step", Map.of("aggregate", aggregate, "seq", seq));
+  }
+
+  private static long count(RecordingPublisher publisher, String aggregatePrefix) {
+    return publisher.delivered().stream()
+        .filter(m -> m.aggregateId().startsWith(aggregatePrefix))
+        .count();
+  }
+
+  private static long pending() {
+    return db.queryLong("select count(*) from outbox_events where processed_at is null");
+  }
+
+  private static void terminateReader(String slot) {
+    try (Connection c = db.connect();
+        PreparedStatement ps =
+            c.prepareStatement(
+                "select pg_terminate_backend(active_pid) from pg_replication_slots"
+                    + " where slot_name = ? and active_pid is not null")) {
+      ps.setString(1, slot);
+      ps.execute();
+    } catch (SQLException e) {
+      throw new IllegalStateException("could not terminate the reader of " + slot, e);
+    }
+  }
+
+  private static boolean dropSlot(String slot) {
+    try (Connection c = db.connect();
+        Statement s = c.createStatement();
+        ResultSet rs =
+            s.executeQuery(
+                "select count(*) from pg_replication_slots where slot_name = '" + slot + "'")) {
+      rs.next();
+      if (rs.getLong(1) == 0) {
+        return true;
+      }
+      s.execute("select pg_drop_replication_slot('" + slot + "')");
+      return true;
+    } catch (SQLException e) {
+      return false; // still active: the reader's WAL sender has not ended yet
+    }
+  }
+
+  /**
+   * Publishes through a recording publisher until it delivered {@code after}, then never answers.
+   */
+  private static final class StallingPublisher implements Publisher {
+    final RecordingPublisher delegate = new RecordingPublisher();
+    private final int after;
+    volatile boolean stalled;
+
+    StallingPublisher(int after) {
+      this.after = after;
+    }
+
+    @Override
+    public CompletionStage<List<PublishResult>> publish(List<OutboxMessage> batch) {
+      if (delegate.delivered().size() >= after) {
+        stalled = true;
+        return new CompletableFuture<>();
+      }
+      return delegate.publish(batch);
+    }
+  }
+}

@@ -1,0 +1,125 @@
+package dev.pgoutbox.relay;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.pgoutbox.core.OutboxException;
+import dev.pgoutbox.relay.testing.RecordingPublisher;
+import dev.pgoutbox.testing.Eventually;
+import dev.pgoutbox.testing.TestSchema;
+import java.time.Duration;
+import java.util.List;
+import java.util.Properties;
+import java.util.concurrent.CopyOnWriteArrayList;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/**
+ * What {@link WalRelay#start()} checks and says: {@code wal_level} on the machine's PostgreSQL
+ * (which runs with {@code replica}), the SQL to run when it may not create the slot, and the slot's
+ * state in {@link OutboxAdmin#walSlot} and the listener once it runs.
+ */
+class WalRelayStartIT {
+
+  @RegisterExtension static final TestSchema plain = TestSchema.migrated(2);
+
+  @RegisterExtension static final TestSchema logical = TestSchema.migratedWithLogicalDecoding(4);
+
+  @Test
+  void aServerThatCannotDecodeIsRefusedWithHowToSetItUp() {
+    String level = String.valueOf(plain.dsl().fetchValue("show wal_level"));
+    WalRelay relay = relay(plain, "never_created", true, RelayListener.NONE);
+    if ("logical".equals(level)) {
+      relay.start(); // PGOUTBOX_TEST_JDBC_URL decodes: nothing to refuse
+      relay.stop(Duration.ofSeconds(5));
+      plain.execute("select pg_drop_replication_slot('never_created')");
+      return;
+    }
+    assertThatThrownBy(relay::start)
+        .isInstanceOf(OutboxException.class)
+        .hasMessageContaining("needs wal_level = logical")
+        .hasMessageContaining("wal_level = " + level)
+        .hasMessageContaining("ALTER SYSTEM SET wal_level = logical");
+  }
+
+  @Test
+  void withoutCreateSlotAMissingSlotNamesTheSqlToRun() {
+    WalRelay relay = relay(logical, "not_there", "manual_" + logical.schema(), false);
+    assertThatThrownBy(relay::start)
+        .isInstanceOf(OutboxException.class)
+        .hasMessageContaining("publication manual_" + logical.schema() + " does not exist")
+        .hasMessageContaining(
+            "CREATE PUBLICATION manual_"
+                + logical.schema()
+                + " FOR TABLE "
+                + logical.schema()
+                + ".outbox_events WITH (publish = 'insert')");
+
+    logical.execute(
+        "CREATE PUBLICATION manual_"
+            + logical.schema()
+            + " FOR TABLE outbox_events WITH (publish = 'insert')");
+    assertThatThrownBy(relay::start)
+        .isInstanceOf(OutboxException.class)
+        .hasMessageContaining("replication slot not_there does not exist")
+        .hasMessageContaining("pg_create_logical_replication_slot('not_there', 'pgoutput')");
+  }
+
+  @Test
+  void theSlotsLagIsReadForAdminsAndMetrics() throws Exception {
+    List<WalSlotStats> heard = new CopyOnWriteArrayList<>();
+    RelayListener listener =
+        new RelayListener() {
+          @Override
+          public void onWalSlot(WalSlotStats slot) {
+            heard.add(slot);
+          }
+        };
+    WalRelay relay = relay(logical, "lagging", true, listener);
+    try {
+      relay.start();
+      Eventually.await("the listener heard the slot", () -> !heard.isEmpty());
+      assertThat(heard.get(0).slotName()).isEqualTo("lagging");
+      assertThat(heard.get(0).lagBytes()).isNotNegative();
+      assertThat(heard.get(0).lost()).isFalse();
+    } finally {
+      relay.stop(Duration.ofSeconds(5));
+    }
+    OutboxAdmin admin =
+        OutboxAdmin.builder().dataSource(logical.dataSource()).schema(logical.schema()).build();
+    // Written after the relay stopped: the slot is behind by at least these rows' WAL.
+    logical.execute(
+        "insert into outbox_events (aggregate_type, aggregate_id, event_type, payload)"
+            + " select 'order', 'o-' || i, 'order.step', '{}' from generate_series(1, 100) i");
+    WalSlotStats slot = admin.walSlot("lagging").orElseThrow();
+    assertThat(slot.active()).isFalse();
+    assertThat(slot.lagBytes()).isPositive();
+    assertThat(admin.walSlot("no_such_slot")).isEmpty();
+    logical.execute("select pg_drop_replication_slot('lagging')");
+  }
+
+  private static WalRelay relay(TestSchema db, String slot, String publication, boolean create) {
+    return builder(db, slot, RelayListener.NONE)
+        .publicationName(publication)
+        .createSlot(create)
+        .build();
+  }
+
+  private static WalRelay relay(
+      TestSchema db, String slot, boolean createSlot, RelayListener listener) {
+    return builder(db, slot, listener).createSlot(createSlot).build();
+  }
+
+  private static WalRelay.Builder builder(TestSchema db, String slot, RelayListener listener) {
+    return WalRelay.builder()
+        .name("start-" + slot)
+        .dataSource(db.dataSource())
+        .schema(db.schema())
+        .publisher(new RecordingPublisher())
+        .slotName(slot)
+        .publicationName("pub_" + db.schema())
+        .listener(listener)
+        .config(RelayConfig.builder().metricsRefreshInterval(Duration.ofMillis(100)).build())
+        .replicationConnection(db.jdbcUrl(), new Properties());
+  }
+}

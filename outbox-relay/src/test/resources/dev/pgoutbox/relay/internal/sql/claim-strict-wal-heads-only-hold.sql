@@ -1,0 +1,67 @@
+with
+  "heads" as materialized (
+    select
+      "e"."id",
+      "e"."position",
+      "e"."aggregate_type",
+      "e"."aggregate_id",
+      "e"."event_type",
+      "e"."payload",
+      "e"."headers",
+      "e"."attempts",
+      "e"."created_at",
+      (
+        "e"."dead_at" is null
+        and (
+          "e"."retry_after" is null
+          or "e"."retry_after" <= cast(
+            current_timestamp
+            as timestamp with time zone
+          )
+        )
+        and "e"."parked" = true
+      ) as "due"
+    from "public"."outbox_events" as "e"
+    where (
+      "e"."processed_at" is null
+      and "e"."position" >= ?
+      and "e"."dead_at" is null
+      and (
+        "e"."retry_after" is null
+        or "e"."retry_after" <= cast(
+          current_timestamp
+          as timestamp with time zone
+        )
+      )
+      and "e"."parked" = true
+      and "e"."position" = (
+        select min("p"."position")
+        from "public"."outbox_events" as "p"
+        where (
+          "p"."processed_at" is null
+          and "p"."aggregate_type" = "e"."aggregate_type"
+          and "p"."aggregate_id" = "e"."aggregate_id"
+        )
+      )
+    )
+    order by "e"."position"
+    fetch next ? rows only
+    for update of "e" skip locked
+  )
+select
+  "heads"."id",
+  "heads"."position",
+  "heads"."aggregate_type",
+  "heads"."aggregate_id",
+  "heads"."event_type",
+  "heads"."payload",
+  "heads"."headers",
+  "heads"."attempts",
+  "heads"."created_at",
+  "heads"."due",
+  1 as "rn"
+from "heads"
+where pg_try_advisory_xact_lock(
+  ?,
+  hashtext(("heads"."aggregate_type" || ':' || "heads"."aggregate_id"))
+)

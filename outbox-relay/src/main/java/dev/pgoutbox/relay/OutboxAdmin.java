@@ -19,7 +19,9 @@ import java.util.concurrent.ScheduledFuture;
 import javax.sql.DataSource;
 import org.jooq.Condition;
 import org.jooq.DSLContext;
+import org.jooq.Record;
 import org.jooq.Record1;
+import org.jooq.ResultQuery;
 import org.jooq.SQLDialect;
 import org.jooq.exception.DataAccessException;
 import org.jooq.impl.DSL;
@@ -63,7 +65,10 @@ public final class OutboxAdmin {
     return new Builder();
   }
 
-  /** Pending events, lag, dead letters, blocked aggregates and the oldest open transaction. */
+  /**
+   * Pending events, lag, dead letters, blocked aggregates, the oldest open transaction and the
+   * table's dead rows and size.
+   */
   public OutboxStats stats() {
     return wrap(
         "read the outbox stats",
@@ -73,7 +78,8 @@ public final class OutboxAdmin {
                 oldestPendingAge(),
                 deadLetterCount(),
                 blockedAggregates(),
-                oldestTransactionAge()));
+                oldestTransactionAge(),
+                tableStats()));
   }
 
   /** Unprocessed events that are not dead. */
@@ -108,32 +114,42 @@ public final class OutboxAdmin {
         });
   }
 
-  /** Dead events not yet retried or discarded. */
+  /**
+   * Dead events not yet retried or discarded. Reads the index of failing events ({@code
+   * outbox_events_failing_idx}), not the pending backlog.
+   */
   public long deadLetterCount() {
-    return wrap(
-        "count dead letters",
-        () -> dsl.selectCount().from(OUTBOX_DEAD_LETTERS).fetchOne(0, Long.class));
+    return wrap("count dead letters", () -> deadLetterCountQuery().fetchOne(0, Long.class));
   }
 
-  /** Aggregates whose oldest unprocessed event is dead or backing off. */
+  /** The statement behind {@link #deadLetterCount}, for the test of its plan. */
+  ResultQuery<Record1<Integer>> deadLetterCountQuery() {
+    return dsl.selectCount().from(OUTBOX_DEAD_LETTERS);
+  }
+
+  /**
+   * Aggregates whose oldest unprocessed event is dead or backing off. Reads the index of failing
+   * events ({@code outbox_events_failing_idx}), not the pending backlog.
+   */
   public long blockedAggregates() {
+    return wrap("count blocked aggregates", () -> blockedAggregatesQuery().fetchOne(0, Long.class));
+  }
+
+  /** The statement behind {@link #blockedAggregates}, for the test of its plan. */
+  ResultQuery<Record1<Integer>> blockedAggregatesQuery() {
     OutboxEvents e = OUTBOX_EVENTS.as("e");
     OutboxEvents p = OUTBOX_EVENTS.as("p");
-    return wrap(
-        "count blocked aggregates",
-        () ->
-            dsl.selectCount()
-                .from(e)
-                .where(e.PROCESSED_AT.isNull())
-                .and(e.DEAD_AT.isNotNull().or(e.RETRY_AFTER.gt(DSL.currentOffsetDateTime())))
-                .andNotExists(
-                    selectOne()
-                        .from(p)
-                        .where(p.PROCESSED_AT.isNull())
-                        .and(p.AGGREGATE_TYPE.eq(e.AGGREGATE_TYPE))
-                        .and(p.AGGREGATE_ID.eq(e.AGGREGATE_ID))
-                        .and(p.POSITION.lt(e.POSITION)))
-                .fetchOne(0, Long.class));
+    return dsl.selectCount()
+        .from(e)
+        .where(e.PROCESSED_AT.isNull())
+        .and(e.DEAD_AT.isNotNull().or(e.RETRY_AFTER.gt(DSL.currentOffsetDateTime())))
+        .andNotExists(
+            selectOne()
+                .from(p)
+                .where(p.PROCESSED_AT.isNull())
+                .and(p.AGGREGATE_TYPE.eq(e.AGGREGATE_TYPE))
+                .and(p.AGGREGATE_ID.eq(e.AGGREGATE_ID))
+                .and(p.POSITION.lt(e.POSITION)));
   }
 
   /**
@@ -172,6 +188,37 @@ public final class OutboxAdmin {
                           + " and pid <> pg_backend_pid()")
                   .fetchOne(0, Long.class);
           return Duration.ofMillis(millis == null ? 0 : Math.max(0, millis));
+        });
+  }
+
+  /**
+   * Live and dead rows, autovacuum runs and sizes of {@code outbox_events}, from {@code
+   * pg_stat_user_tables} (estimates PostgreSQL keeps, no scan of the table); {@link
+   * OutboxTableStats#EMPTY} if PostgreSQL has no statistics for it.
+   */
+  public OutboxTableStats tableStats() {
+    return wrap(
+        "read pg_stat_user_tables",
+        () -> {
+          Record row =
+              dsl.resultQuery(
+                      "select n_live_tup, n_dead_tup, autovacuum_count, last_autovacuum,"
+                          + " pg_table_size(relid), pg_indexes_size(relid)"
+                          + " from pg_stat_user_tables where schemaname = {0}"
+                          + " and relname = 'outbox_events'",
+                      DSL.val(schema))
+                  .fetchOne();
+          if (row == null) {
+            return OutboxTableStats.EMPTY;
+          }
+          OffsetDateTime lastAutovacuum = row.get(3, OffsetDateTime.class);
+          return new OutboxTableStats(
+              row.get(0, Long.class),
+              row.get(1, Long.class),
+              row.get(2, Long.class),
+              lastAutovacuum == null ? null : lastAutovacuum.toInstant(),
+              row.get(4, Long.class),
+              row.get(5, Long.class));
         });
   }
 

@@ -11,10 +11,12 @@ import java.time.Duration;
  * @param blockedAggregates aggregates whose oldest unprocessed event is dead or backing off
  * @param oldestTransactionAge age of the oldest open transaction in the database, which holds back
  *     vacuum of the outbox table; zero when none
+ * @param table the table's live and dead rows, autovacuum runs and sizes
  */
 public record OutboxStats(
     long pending,
     Duration oldestPendingAge,
     long deadLetters,
     long blockedAggregates,
-    Duration oldestTransactionAge) {}
+    Duration oldestTransactionAge,
+    OutboxTableStats table) {}

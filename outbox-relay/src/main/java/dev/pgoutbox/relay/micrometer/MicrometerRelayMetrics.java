@@ -4,6 +4,7 @@ import static java.util.Objects.requireNonNull;
 
 import dev.pgoutbox.relay.OutboxMessage;
 import dev.pgoutbox.relay.OutboxStats;
+import dev.pgoutbox.relay.OutboxTableStats;
 import dev.pgoutbox.relay.RelayListener;
 import dev.pgoutbox.relay.WalSlotStats;
 import io.micrometer.core.instrument.Counter;
@@ -11,9 +12,13 @@ import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentMap;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.ToDoubleFunction;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The relay's metrics, as a {@link RelayListener}. Names as Prometheus renders them (each tagged
@@ -33,6 +38,11 @@ import java.util.concurrent.atomic.AtomicLong;
  *       outbox_blocked_aggregates}, {@code outbox_oldest_pending_age_seconds}: read from the
  *       database every {@code metricsRefreshInterval} (10 s by default), not on each scrape;
  *   <li>{@code outbox_wal_slot_lag_bytes}: a {@code WalRelay}'s slot lag, read likewise.
+ *   <li>the table's health, read with them: {@code outbox_oldest_transaction_age_seconds} (the
+ *       oldest open transaction in the database, which holds back vacuum), {@code
+ *       outbox_table_dead_tuples}, {@code outbox_table_dead_tuple_ratio}, {@code
+ *       outbox_table_size_bytes}, {@code outbox_table_index_size_bytes} and {@code
+ *       outbox_table_last_autovacuum_age_seconds} (NaN until autovacuum has run on it).
  * </ul>
  *
  * <pre>{@code
@@ -57,6 +67,9 @@ public final class MicrometerRelayMetrics implements RelayListener {
   private final AtomicLong blockedAggregates = new AtomicLong();
   private final AtomicLong walSlotLagBytes = new AtomicLong();
   private final AtomicLong oldestPendingAgeMillis = new AtomicLong();
+  private final AtomicLong oldestTransactionAgeMillis = new AtomicLong();
+  private final AtomicReference<OutboxTableStats> table =
+      new AtomicReference<>(OutboxTableStats.EMPTY);
 
   /** Registers the relay's meters in {@code registry}, tagged {@code relay=relayName}. */
   public MicrometerRelayMetrics(MeterRegistry registry, String relayName) {
@@ -110,6 +123,53 @@ public final class MicrometerRelayMetrics implements RelayListener {
             "outbox.oldest.pending.age", oldestPendingAgeMillis, v -> v.doubleValue() / 1000.0)
         .description("Age of the oldest pending event (the relay's lag)")
         .baseUnit("seconds")
+        .tag("relay", relay)
+        .register(registry);
+    Gauge.builder(
+            "outbox.oldest.transaction.age",
+            oldestTransactionAgeMillis,
+            v -> v.doubleValue() / 1000.0)
+        .description(
+            "Age of the oldest open transaction in the database: it holds back vacuum of the"
+                + " outbox table")
+        .baseUnit("seconds")
+        .tag("relay", relay)
+        .register(registry);
+    tableGauge(
+        "outbox.table.dead.tuples",
+        null,
+        "Dead rows vacuum has not removed yet",
+        t -> t.deadTuples());
+    tableGauge(
+        "outbox.table.dead.tuple.ratio",
+        null,
+        "Dead rows as a share of all rows of the outbox table, 0 to 1",
+        OutboxTableStats::deadTupleRatio);
+    tableGauge("outbox.table.size", "bytes", "Size of the outbox table", t -> t.tableBytes());
+    tableGauge(
+        "outbox.table.index.size",
+        "bytes",
+        "Size of the outbox table's indexes",
+        t -> t.indexBytes());
+    tableGauge(
+        "outbox.table.last.autovacuum.age",
+        "seconds",
+        "Time since autovacuum last finished on the outbox table; NaN if never",
+        t ->
+            t.lastAutovacuum() == null
+                ? Double.NaN
+                : Math.max(0, Duration.between(t.lastAutovacuum(), Instant.now()).toMillis())
+                    / 1000.0);
+  }
+
+  private void tableGauge(
+      String name,
+      @Nullable String baseUnit,
+      String description,
+      ToDoubleFunction<OutboxTableStats> value) {
+    Gauge.builder(name, table, t -> value.applyAsDouble(t.get()))
+        .description(description)
+        .baseUnit(baseUnit)
         .tag("relay", relay)
         .register(registry);
   }
@@ -168,6 +228,8 @@ public final class MicrometerRelayMetrics implements RelayListener {
     deadLetters.set(stats.deadLetters());
     blockedAggregates.set(stats.blockedAggregates());
     oldestPendingAgeMillis.set(stats.oldestPendingAge().toMillis());
+    oldestTransactionAgeMillis.set(stats.oldestTransactionAge().toMillis());
+    table.set(stats.table());
   }
 
   @Override

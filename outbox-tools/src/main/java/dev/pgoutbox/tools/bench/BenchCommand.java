@@ -19,6 +19,7 @@ import picocli.CommandLine.Command;
       BaselineCommand.class,
       LimitCommand.class,
       LatencyCommand.class,
+      SoakCommand.class,
       WriterCommand.class,
       HistoryCommand.class
     })

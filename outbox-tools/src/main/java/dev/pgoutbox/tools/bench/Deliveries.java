@@ -7,18 +7,33 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.function.Consumer;
 
 /**
- * What a scenario's publisher received, in delivery order, checked once the run is over by the same
- * {@link DeliveryChecker} as the chaos run. The measured run only keeps each batch's payload
- * strings (one small list per batch, no parsing), so the check takes no CPU from what it measures.
+ * What a scenario's publisher received, in delivery order, checked by the same {@link
+ * DeliveryChecker} as the chaos run. The measured run only keeps each batch's payload strings (one
+ * small list per batch, no parsing), so the check takes no CPU from what it measures; a long run
+ * ({@code bench soak}) hands them to the checker now and then ({@link #absorb}) so that they do not
+ * pile up in memory.
  */
 final class Deliveries {
 
   private final ConcurrentLinkedQueue<List<String>> batches = new ConcurrentLinkedQueue<>();
+  private final DeliveryChecker checker = new DeliveryChecker();
+  private final Consumer<List<OutboxMessage>> onDelivered;
 
-  /** Records a batch the relay handed to its publisher. */
+  Deliveries() {
+    this(batch -> {});
+  }
+
+  /** Deliveries that also tell {@code onDelivered} of each batch, on the publisher's thread. */
+  Deliveries(Consumer<List<OutboxMessage>> onDelivered) {
+    this.onDelivered = onDelivered;
+  }
+
+  /** Records a batch the relay handed to its publisher (or the broker acknowledged). */
   void addAll(List<OutboxMessage> batch) {
+    onDelivered.accept(batch);
     List<String> payloads = new ArrayList<>(batch.size());
     for (OutboxMessage message : batch) {
       payloads.add(message.payload());
@@ -31,14 +46,18 @@ final class Deliveries {
     batches.add(payloads);
   }
 
-  /** The verdict: lost, reordered, duplicates, given the highest seq written per aggregate. */
-  Check check(Map<String, Integer> written) {
-    DeliveryChecker checker = new DeliveryChecker();
-    for (List<String> batch : batches) {
+  /** Hands what arrived so far to the checker, in delivery order, and forgets the payloads. */
+  synchronized void absorb() {
+    for (List<String> batch = batches.poll(); batch != null; batch = batches.poll()) {
       for (String payload : batch) {
         checker.receive(payload.getBytes(StandardCharsets.UTF_8), 0);
       }
     }
+  }
+
+  /** The verdict: lost, reordered, duplicates, given the highest seq written per aggregate. */
+  synchronized Check check(Map<String, Integer> written) {
+    absorb();
     return new Check(checker.missing(written), checker.reordered(), checker.duplicates());
   }
 

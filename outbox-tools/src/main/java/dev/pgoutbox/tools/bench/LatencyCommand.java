@@ -1,13 +1,11 @@
 package dev.pgoutbox.tools.bench;
 
 import dev.pgoutbox.core.Outbox;
-import dev.pgoutbox.core.OutboxEvent;
 import dev.pgoutbox.relay.OutboxMessage;
 import dev.pgoutbox.relay.OutboxRelay;
 import dev.pgoutbox.relay.PublishResult;
 import dev.pgoutbox.relay.RelayConfig;
 import dev.pgoutbox.relay.RelayListener;
-import java.sql.Connection;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -20,11 +18,9 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
-import java.util.concurrent.locks.LockSupport;
 import org.HdrHistogram.Histogram;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -127,8 +123,8 @@ final class LatencyCommand implements Callable<Integer> {
       List<OutboxRelay> running = new ArrayList<>();
       List<ScheduledExecutorService> executors = new ArrayList<>();
       Map<String, Integer> written = new ConcurrentHashMap<>();
-      Histogram batchMicros = new Histogram(3_600_000_000L, 3);
-      Histogram windowMicros = new Histogram(3_600_000_000L, 3);
+      Histogram batchMicros = Micros.histogram();
+      Histogram windowMicros = Micros.histogram();
       LatencyBreakdown breakdown = new LatencyBreakdown();
       // Percentiles count only what happens from here on (after --warmup-seconds of writing).
       AtomicLong measureFrom = new AtomicLong(Long.MAX_VALUE);
@@ -139,12 +135,11 @@ final class LatencyCommand implements Callable<Integer> {
               if (System.nanoTime() - report.duration().toNanos() < measureFrom.get()) {
                 return;
               }
-              long micros = Math.max(1, report.duration().toNanos() / 1000);
               synchronized (batchMicros) {
-                batchMicros.recordValue(micros);
+                Micros.record(batchMicros, report.duration().toNanos());
               }
               synchronized (windowMicros) {
-                windowMicros.recordValue(micros);
+                Micros.record(windowMicros, report.duration().toNanos());
               }
               breakdown.onBatch(report.duration());
             }
@@ -179,31 +174,28 @@ final class LatencyCommand implements Callable<Integer> {
         }
         TimeUnit.MILLISECONDS.sleep(500); // relays idle and listening
 
-        ExecutorService writerThreads = Executors.newFixedThreadPool(writers);
-        List<Future<Map<String, Integer>>> futures = new ArrayList<>();
-        long intervalNanos = TimeUnit.SECONDS.toNanos(1) * writers / rate;
-        long total = (long) rate * (duration + warmupSeconds) / writers;
         long writeStart = System.nanoTime();
         measureFrom.set(writeStart + TimeUnit.SECONDS.toNanos(warmupSeconds));
         // Writers that cannot keep --rate stop at the end of --seconds anyway: events_per_s then
         // tells the rate they reached.
         long writeDeadline = writeStart + TimeUnit.SECONDS.toNanos(duration + warmupSeconds);
-        for (int w = 0; w < writers; w++) {
-          int writer = w;
-          futures.add(
-              writerThreads.submit(
-                  () ->
-                      write(db, outbox, writer, total, intervalNanos, writeDeadline, committedAt)));
-        }
+        PacedWriters paced =
+            PacedWriters.start(
+                db,
+                outbox,
+                writers,
+                rate,
+                (long) rate * (duration + warmupSeconds),
+                50,
+                writeStart,
+                writeDeadline,
+                committedAt::put);
         Progress progress = new Progress(committedAt, publishedAt, windowMicros);
-        for (Future<Map<String, Integer>> future : futures) {
-          while (!future.isDone()) {
-            progress.maybePrint(writeStart, progressSeconds, "writing");
-            TimeUnit.MILLISECONDS.sleep(20);
-          }
-          written.putAll(future.get());
+        while (!paced.isDone()) {
+          progress.maybePrint(writeStart, progressSeconds, "writing");
+          TimeUnit.MILLISECONDS.sleep(20);
         }
-        writerThreads.shutdownNow();
+        written.putAll(paced.await());
         long writeEnd = System.nanoTime();
         writeSeconds = (writeEnd - writeStart) / 1e9;
         long expected = committedAt.size();
@@ -223,7 +215,7 @@ final class LatencyCommand implements Callable<Integer> {
         executors.forEach(ExecutorService::shutdownNow);
       }
 
-      Histogram latency = new Histogram(3_600_000_000L, 3);
+      Histogram latency = Micros.histogram();
       Map<UUID, Long> measured = new HashMap<>();
       committedAt.forEach(
           (id, committed) -> {
@@ -235,7 +227,7 @@ final class LatencyCommand implements Callable<Integer> {
         Long published = publishedAt.get(commit.getKey());
         if (published != null) {
           // A relay can see the commit before the writer's thread records it: count that as 0.
-          latency.recordValue(Math.max(1, (published - commit.getValue()) / 1000));
+          Micros.record(latency, published - commit.getValue());
         }
       }
       Result result =
@@ -257,12 +249,12 @@ final class LatencyCommand implements Callable<Integer> {
               .put("pending_at_end", pendingAtEnd)
               .put("drain_seconds", drainSeconds)
               .put("waited_s", Result.round(waitedSeconds, 3))
-              .put("p50_ms", Result.round(latency.getValueAtPercentile(50) / 1000.0, 3))
-              .put("p99_ms", Result.round(latency.getValueAtPercentile(99) / 1000.0, 3))
-              .put("max_ms", Result.round(latency.getMaxValue() / 1000.0, 3))
+              .put("p50_ms", Micros.millis(latency, 50))
+              .put("p99_ms", Micros.millis(latency, 99))
+              .put("max_ms", Micros.maxMillis(latency))
               .put("batches", batchMicros.getTotalCount())
-              .put("batch_p50_ms", Result.round(batchMicros.getValueAtPercentile(50) / 1000.0, 3))
-              .put("batch_p99_ms", Result.round(batchMicros.getValueAtPercentile(99) / 1000.0, 3));
+              .put("batch_p50_ms", Micros.millis(batchMicros, 50))
+              .put("batch_p99_ms", Micros.millis(batchMicros, 99));
       if (relays == 1) {
         breakdown.into(result, measured, publishedAt);
       }
@@ -272,40 +264,6 @@ final class LatencyCommand implements Callable<Integer> {
       result.print(System.out, options.json);
       return result.verified() ? 0 : 1;
     }
-  }
-
-  /** One writer: {@code total} one-event transactions, paced; returns highest seq per aggregate. */
-  private static Map<String, Integer> write(
-      BenchDatabase db,
-      Outbox outbox,
-      int writer,
-      long total,
-      long intervalNanos,
-      long deadline,
-      Map<UUID, Long> committedAt)
-      throws Exception {
-    Map<String, Integer> seqs = new HashMap<>();
-    try (Connection connection = db.connect()) {
-      connection.setAutoCommit(false);
-      long start = System.nanoTime() + writer * intervalNanos / 4;
-      for (long i = 0; i < total && System.nanoTime() - deadline < 0; i++) {
-        long due = start + i * intervalNanos;
-        long wait = due - System.nanoTime();
-        if (wait > 0) {
-          LockSupport.parkNanos(wait);
-        }
-        String aggregate = "w" + writer + "-agg-" + (i % 50);
-        int seq = seqs.merge(aggregate, 1, Integer::sum);
-        UUID id =
-            outbox.append(
-                connection,
-                OutboxEvent.of(
-                    "order", aggregate, "order.step", Map.of("aggregate", aggregate, "seq", seq)));
-        connection.commit();
-        committedAt.put(id, System.nanoTime());
-      }
-    }
-    return seqs;
   }
 
   /** Progress lines on stderr, for watching a run fall behind (or not). */

@@ -109,7 +109,7 @@ class BenchSmokeIT {
         scenario("drain --publisher rabbitmq --no-ceiling", DATA, drain, RUN, CHECK, remaining),
         scenario("drain --publisher nats --no-ceiling", DATA, drain, RUN, CHECK, remaining),
         scenario("drain --publisher webhook --no-ceiling", DATA, drain, RUN, CHECK, remaining),
-        scenario("ceiling", DATA, RUN, remaining),
+        scenario("ceiling", DATA, List.of("source"), RUN, remaining),
         scenario(
             "baseline --max-seconds 5",
             List.of("mode", "events", "aggregates", "batch", "tick_ms", "drained", "complete"),

@@ -69,12 +69,12 @@ final class Result {
           values.add(n.doubleValue());
         }
       }
-      if (key.endsWith("events_per_s") || key.startsWith("ratio_to_")) {
+      if (key.endsWith("events_per_s") || key.startsWith("ratio_")) {
         Collections.sort(values);
         int n = values.size();
         double median =
             n % 2 == 1 ? values.get(n / 2) : (values.get(n / 2 - 1) + values.get(n / 2)) / 2;
-        int digits = key.startsWith("ratio_to_") ? 3 : 0;
+        int digits = key.startsWith("ratio_") ? 3 : 0;
         summary
             .put(key, round(median, digits))
             .put(key + "_min", values.get(0))

@@ -14,6 +14,7 @@ import dev.pgoutbox.testing.NatsServer;
 import io.nats.client.Connection;
 import io.nats.client.JetStream;
 import io.nats.client.JetStreamManagement;
+import io.nats.client.JetStreamOptions;
 import io.nats.client.JetStreamSubscription;
 import io.nats.client.Message;
 import io.nats.client.Nats;
@@ -242,7 +243,11 @@ class NatsPublisherIT extends PublisherContract {
 
   static void consume(Connection connection, String prefix, int expected, OrderChecker checker)
       throws Exception {
-    JetStream js = connection.jetStream();
+    // After an outage the server may still be electing its JetStream leader: the consumer's
+    // creation gets the time the delivery check gets, not the client's default 2 s.
+    JetStream js =
+        connection.jetStream(
+            JetStreamOptions.builder().requestTimeout(Duration.ofMinutes(1)).build());
     JetStreamSubscription sub =
         js.subscribe(prefix + ".>", PushSubscribeOptions.builder().ordered(true).build());
     try {

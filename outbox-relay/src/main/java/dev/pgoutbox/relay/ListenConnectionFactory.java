@@ -24,7 +24,9 @@ public interface ListenConnectionFactory {
 
   /**
    * Connections from {@link DriverManager}, with {@code tcpKeepAlive=true} so that a dead peer is
-   * noticed even while the connection only waits.
+   * noticed even while the connection only waits, and {@link ListenSocketFactory} as pgjdbc's
+   * {@code socketFactory} (unless the URL or the properties name one) so that reading notifications
+   * never waits for the next one.
    */
   static ListenConnectionFactory of(String jdbcUrl, String user, String password) {
     requireNonNull(jdbcUrl, "jdbcUrl must not be null");
@@ -38,12 +40,16 @@ public interface ListenConnectionFactory {
     return of(jdbcUrl, properties);
   }
 
-  /** Connections from {@link DriverManager} with these properties, plus {@code tcpKeepAlive}. */
+  /**
+   * Connections from {@link DriverManager} with these properties, plus {@code tcpKeepAlive} and
+   * {@code socketFactory} as in {@link #of(String, String, String)}.
+   */
   static ListenConnectionFactory of(String jdbcUrl, Properties properties) {
     requireNonNull(jdbcUrl, "jdbcUrl must not be null");
     Properties copy = new Properties();
     copy.putAll(properties);
     copy.putIfAbsent("tcpKeepAlive", "true");
+    copy.putIfAbsent("socketFactory", ListenSocketFactory.class.getName());
     return () -> DriverManager.getConnection(jdbcUrl, copy);
   }
 }

@@ -25,7 +25,7 @@ public final class ListenConnections {
   /** A factory for {@code dataSource}, or null when its kind is unknown. */
   public static @Nullable ListenConnectionFactory derive(DataSource dataSource) {
     if (isUnpooledPgjdbc(dataSource)) {
-      return ((BaseDataSource) dataSource)::getConnection;
+      return withCredentials((BaseDataSource) dataSource, null, null);
     }
     if (!dataSource.getClass().getName().equals(HIKARI)) {
       return null;
@@ -79,13 +79,16 @@ public final class ListenConnections {
     return ListenConnectionFactory.of(url, properties);
   }
 
-  /** Hikari's username and password win over the data source's, as they do in Hikari's pool. */
+  /**
+   * Connections to where {@code dataSource} connects, with all its settings (its URL names them),
+   * opened through {@link ListenConnectionFactory#of} for its LISTEN settings. Hikari's username
+   * and password win over the data source's, as they do in Hikari's pool.
+   */
   private static ListenConnectionFactory withCredentials(
       BaseDataSource dataSource, @Nullable String user, @Nullable String password) {
-    if (user == null) {
-      return dataSource::getConnection;
-    }
-    return () -> dataSource.getConnection(user, password);
+    return user == null
+        ? fromUrl(dataSource.getUrl(), null, dataSource.getUser(), dataSource.getPassword())
+        : fromUrl(dataSource.getUrl(), null, user, password);
   }
 
   private static @Nullable Object call(Object target, String getter)

@@ -104,6 +104,10 @@ public final class NotificationWaiter implements AutoCloseable {
    * transaction, thousands a second under load), the LISTEN session blocks writing them, and the
    * next wait has to read the whole pile before it returns, which stalled the relay for seconds and
    * lets the queue fill until writers' NOTIFYs fail.
+   *
+   * <p>"Without waiting" needs the connection's sockets from {@link
+   * dev.pgoutbox.relay.ListenSocketFactory}: pgjdbc alone waits up to 1 ms for each next
+   * notification, and under a steady stream of commits kept reading for as long as it lasted.
    */
   public int drain() {
     if (pg == null) {

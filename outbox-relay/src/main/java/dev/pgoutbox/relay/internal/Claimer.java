@@ -63,10 +63,45 @@ final class Claimer {
    */
   static final long FULL_SCAN_COST_FACTOR = 20;
 
+  /**
+   * Claim time per head above which heads count as expensive. Finding a head costs a probe for an
+   * earlier pending event of its aggregate, which steps over every index entry the aggregate's
+   * published events left behind until vacuum removes them: a few microseconds normally, but
+   * milliseconds while a long transaction holds vacuum back (measured: 267 entries per probe after
+   * ten minutes at 2,000 events a second). A claim then asks for fewer heads and takes longer runs
+   * behind each, so a batch costs a few probes instead of one per event.
+   */
+  static final long EXPENSIVE_HEAD_NANOS = 200_000L;
+
+  /** Longest run per aggregate a claim aims for when heads are expensive. */
+  static final int LONG_RUN = 16;
+
+  /** The claimer's timing rules; tests shorten or disable them. */
+  record Tuning(
+      long settleNanos, long fullScanEveryNanos, long fullScanCostFactor, long expensiveHeadNanos) {
+
+    static final Tuning DEFAULT =
+        new Tuning(
+            SETTLE_NANOS, FULL_SCAN_EVERY_NANOS, FULL_SCAN_COST_FACTOR, EXPENSIVE_HEAD_NANOS);
+
+    Tuning settle(long nanos) {
+      return new Tuning(nanos, fullScanEveryNanos, fullScanCostFactor, expensiveHeadNanos);
+    }
+
+    Tuning fullScanEvery(long nanos, long costFactor) {
+      return new Tuning(settleNanos, nanos, costFactor, expensiveHeadNanos);
+    }
+
+    Tuning expensiveHead(long nanos) {
+      return new Tuning(settleNanos, fullScanEveryNanos, fullScanCostFactor, nanos);
+    }
+  }
+
   private final int batchSize;
   private final long settleNanos;
   private final long fullScanEveryNanos;
   private final long fullScanCostFactor;
+  private final long expensiveHeadNanos;
   private final Ordering ordering;
   private final boolean releaseDeadAggregates;
   private final int lockNamespace;
@@ -110,6 +145,9 @@ final class Claimer {
   private boolean fullScan;
   private int lastHeadsFound = Integer.MAX_VALUE;
 
+  /** Whether the last strict claim spent more than {@link #EXPENSIVE_HEAD_NANOS} per head. */
+  private boolean headsExpensive;
+
   /**
    * Heads the last search found when it ran out before its limit: all there were from the low-water
    * mark on. Asking for more makes the search read every pending row to the end.
@@ -121,29 +159,21 @@ final class Claimer {
    * (which names the relays' aggregate locks: outboxes in other schemas do not contend).
    */
   Claimer(int batchSize, Ordering ordering, DeadLetterPolicy deadLetterPolicy, String schema) {
-    this(
-        batchSize,
-        ordering,
-        deadLetterPolicy,
-        schema,
-        SETTLE_NANOS,
-        FULL_SCAN_EVERY_NANOS,
-        FULL_SCAN_COST_FACTOR);
+    this(batchSize, ordering, deadLetterPolicy, schema, Tuning.DEFAULT);
   }
 
-  /** A claimer with its own settle time and full-scan period and budget, for tests. */
+  /** A claimer with its own timing rules, for tests. */
   Claimer(
       int batchSize,
       Ordering ordering,
       DeadLetterPolicy deadLetterPolicy,
       String schema,
-      long settleNanos,
-      long fullScanEveryNanos,
-      long fullScanCostFactor) {
+      Tuning tuning) {
     this.batchSize = batchSize;
-    this.fullScanCostFactor = fullScanCostFactor;
-    this.settleNanos = settleNanos;
-    this.fullScanEveryNanos = fullScanEveryNanos;
+    this.fullScanCostFactor = tuning.fullScanCostFactor();
+    this.settleNanos = tuning.settleNanos();
+    this.fullScanEveryNanos = tuning.fullScanEveryNanos();
+    this.expensiveHeadNanos = tuning.expensiveHeadNanos();
     this.lockNamespace = Sql.aggregateLockNamespace(schema);
     this.schema = schema;
     this.ordering = ordering;
@@ -329,6 +359,7 @@ final class Claimer {
     List<ClaimedRow> fetched = new ArrayList<>(batchSize);
     long[] firstHead = {Long.MAX_VALUE};
     int[] headsCounted = {0};
+    long started = System.nanoTime();
     read(
         tx,
         headsOnly ? Objects.requireNonNull(headsOnlyStatement) : statement,
@@ -349,6 +380,8 @@ final class Claimer {
           }
         });
     int headsFound = headsCounted[0];
+    headsExpensive =
+        headsFound > 0 && (System.nanoTime() - started) / headsFound > expensiveHeadNanos;
     afterScan(headsFound == 0 ? null : firstHead[0]);
     lastHeadsFound = headsFound == 0 ? limit : headsFound;
     fetched.sort(
@@ -388,6 +421,10 @@ final class Claimer {
    * for twice as many next time, so new aggregates are picked up within a few batches; a full scan
    * (once a second) asks for a few more, so an aggregate behind a hot one's backlog waits about a
    * second, not until that backlog drains.
+   *
+   * <p>When heads are expensive ({@link #EXPENSIVE_HEAD_NANOS}) a full batch asks for half as many
+   * heads next time instead, down to runs of {@link #LONG_RUN}: the batch then fills from the runs
+   * behind fewer heads, oldest heads still first.
    */
   private void adaptHeadsToClaim(int headsFound, int limit, List<ClaimedRow> rows) {
     long headsUsed = rows.stream().map(ClaimedRow::aggregate).distinct().count();
@@ -395,7 +432,11 @@ final class Claimer {
       headsAvailable = headsFound;
     }
     long next = limit;
-    if (rows.size() >= batchSize) {
+    if (rows.size() >= batchSize && headsExpensive) {
+      // Full, and the heads cost most of it: half as many next time, with longer runs behind
+      // them, down to runs of LONG_RUN events.
+      next = Math.max((batchSize + LONG_RUN - 1) / LONG_RUN, headsUsed / 2);
+    } else if (rows.size() >= batchSize) {
       next = headsUsed + Math.max(2, headsUsed / 4);
     } else if (headsFound == limit) {
       next = 2L * limit;

@@ -43,7 +43,11 @@ class ClaimerLateCommitIT {
       throws Exception {
     Claimer claimer =
         new Claimer(
-            10, ordering, DeadLetterPolicy.HOLD_AGGREGATE, db.schema(), 0, Long.MAX_VALUE / 4, 0);
+            10,
+            ordering,
+            DeadLetterPolicy.HOLD_AGGREGATE,
+            db.schema(),
+            Claimer.Tuning.DEFAULT.settle(0).fullScanEvery(Long.MAX_VALUE / 4, 0));
     try (Connection late = db.connect()) {
       late.setAutoCommit(false);
       UUID lateRow =
@@ -73,7 +77,11 @@ class ClaimerLateCommitIT {
       Ordering ordering) throws Exception {
     Claimer claimer =
         new Claimer(
-            10, ordering, DeadLetterPolicy.HOLD_AGGREGATE, db.schema(), 0, Long.MAX_VALUE / 4, 0);
+            10,
+            ordering,
+            DeadLetterPolicy.HOLD_AGGREGATE,
+            db.schema(),
+            Claimer.Tuning.DEFAULT.settle(0).fullScanEvery(Long.MAX_VALUE / 4, 0));
     try (NotificationWaiter waiter =
             new NotificationWaiter(
                 db::connect,

@@ -50,9 +50,7 @@ class FullScanBudgetIT {
             Ordering.STRICT,
             DeadLetterPolicy.HOLD_AGGREGATE,
             db.schema(),
-            0,
-            0,
-            Claimer.FULL_SCAN_COST_FACTOR);
+            Claimer.Tuning.DEFAULT.settle(0).fullScanEvery(0, Claimer.FULL_SCAN_COST_FACTOR));
     List<Long> rowsRead = new ArrayList<>();
     try (Connection connection = db.connect()) {
       connection.setAutoCommit(false);

@@ -58,7 +58,12 @@ class ParkedOnlyClaimIT {
   }
 
   private static Claimer claimer(DeadLetterPolicy policy) {
-    return new Claimer(100, Ordering.STRICT, policy, db.schema(), 0, 0, 0);
+    return new Claimer(
+        100,
+        Ordering.STRICT,
+        policy,
+        db.schema(),
+        Claimer.Tuning.DEFAULT.settle(0).fullScanEvery(0, 0));
   }
 
   private static UUID insert(String aggregate, int seq, boolean parked) {

@@ -62,7 +62,8 @@ public final class NotificationWaiter implements AutoCloseable {
    *     poll), false when the time ran out
    */
   public boolean await(Duration timeout) throws InterruptedException {
-    long timeoutMillis = Math.max(1, timeout.toMillis());
+    // At least 2 ms: 1 ms is pgjdbc's probe timeout, which the LISTEN socket answers at once.
+    long timeoutMillis = Math.max(2, timeout.toMillis());
     if (connection == null) {
       long waitNanos = nextConnectNanos - System.nanoTime();
       if (waitNanos > 0) {

@@ -1,6 +1,7 @@
 package dev.pgoutbox.relay.internal;
 
 import dev.pgoutbox.relay.ListenConnectionFactory;
+import java.sql.DriverManager;
 import java.util.Properties;
 import javax.sql.DataSource;
 import org.jspecify.annotations.Nullable;
@@ -24,7 +25,10 @@ public final class ReplicationConnections {
     copy.setProperty("replication", "database");
     copy.setProperty("preferQueryMode", "simple");
     copy.setProperty("assumeMinServerVersion", "10");
-    return ListenConnectionFactory.of(jdbcUrl, copy);
+    copy.putIfAbsent("tcpKeepAlive", "true");
+    // Not ListenConnectionFactory.of: its socket factory makes pgjdbc's 1 ms probe return at once,
+    // and the reader's readPending() loop relies on that probe to wait while the slot is idle.
+    return () -> DriverManager.getConnection(jdbcUrl, copy);
   }
 
   /** Replication connections to where {@code dataSource} connects, or null when unknown. */

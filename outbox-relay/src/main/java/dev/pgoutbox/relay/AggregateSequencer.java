@@ -2,6 +2,7 @@ package dev.pgoutbox.relay;
 
 import static java.util.Objects.requireNonNull;
 
+import dev.pgoutbox.relay.internal.Failures;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -12,9 +13,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
-import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -299,7 +298,7 @@ public final class AggregateSequencer {
     private void completed(
         int index, OutboxMessage m, @Nullable PublishResult r, @Nullable Throwable e) {
       if (e != null) {
-        Throwable cause = unwrap(e);
+        Throwable cause = Failures.unwrap(e);
         if (cause instanceof CancellationException) {
           lock.lock();
           try {
@@ -430,15 +429,6 @@ public final class AggregateSequencer {
       }
       // Unmodifiable, but (unlike List.copyOf) answers contains(null) with false, as callers ask.
       super.complete(Collections.unmodifiableList(all));
-    }
-
-    private static Throwable unwrap(Throwable error) {
-      Throwable e = error;
-      while ((e instanceof CompletionException || e instanceof ExecutionException)
-          && e.getCause() != null) {
-        e = e.getCause();
-      }
-      return e;
     }
 
     /** One aggregate's events in the batch, and the next one to send. */

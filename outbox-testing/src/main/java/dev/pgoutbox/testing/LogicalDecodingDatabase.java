@@ -1,11 +1,9 @@
 package dev.pgoutbox.testing;
 
 import java.sql.Connection;
-import java.sql.DriverManager;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
-import java.util.Properties;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -22,7 +20,8 @@ public final class LogicalDecodingDatabase implements TestServer {
   /** Environment variable with the JDBC URL of a server running with {@code wal_level=logical}. */
   public static final String URL_VARIABLE = "PGOUTBOX_TEST_LOGICAL_JDBC_URL";
 
-  private static volatile LogicalDecodingDatabase instance;
+  private static final SharedServer<LogicalDecodingDatabase> shared =
+      new SharedServer<>(LogicalDecodingDatabase::resolve);
 
   private final String jdbcUrl;
   private final String source;
@@ -37,17 +36,7 @@ public final class LogicalDecodingDatabase implements TestServer {
 
   /** The shared server, started on first use. */
   public static LogicalDecodingDatabase get() {
-    LogicalDecodingDatabase current = instance;
-    if (current == null) {
-      synchronized (LogicalDecodingDatabase.class) {
-        current = instance;
-        if (current == null) {
-          current = resolve();
-          instance = current;
-        }
-      }
-    }
-    return current;
+    return shared.get();
   }
 
   @Override
@@ -65,17 +54,9 @@ public final class LogicalDecodingDatabase implements TestServer {
     return embedded;
   }
 
-  @Override
-  public Connection connect() throws SQLException {
-    return DriverManager.getConnection(jdbcUrl, new Properties());
-  }
-
   private static LogicalDecodingDatabase resolve() {
-    String url = System.getenv(URL_VARIABLE);
-    if (url == null || url.isBlank()) {
-      url = System.getProperty("pgoutbox.test.logicalJdbcUrl");
-    }
-    if (url != null && !url.isBlank()) {
+    String url = SharedServer.configuredUrl(URL_VARIABLE, "pgoutbox.test.logicalJdbcUrl");
+    if (url != null) {
       return checked(new LogicalDecodingDatabase(url, "environment (" + URL_VARIABLE + ")", null));
     }
     EmbeddedPostgresServer server;

@@ -1,9 +1,7 @@
 package dev.pgoutbox.testing;
 
 import java.sql.Connection;
-import java.sql.DriverManager;
 import java.sql.SQLException;
-import java.util.Properties;
 import org.testcontainers.DockerClientFactory;
 import org.testcontainers.postgresql.PostgreSQLContainer;
 
@@ -27,7 +25,8 @@ public final class TestDatabase implements TestServer {
   /** Set to any value to refuse the embedded fallback (CI sets the URL instead). */
   public static final String NO_EMBEDDED_VARIABLE = "PGOUTBOX_TEST_NO_EMBEDDED";
 
-  private static volatile TestDatabase instance;
+  private static final SharedServer<TestDatabase> shared =
+      new SharedServer<>(TestDatabase::resolve);
 
   private final String jdbcUrl;
   private final String source;
@@ -39,17 +38,7 @@ public final class TestDatabase implements TestServer {
 
   /** The shared server, started on first use. */
   public static TestDatabase get() {
-    TestDatabase current = instance;
-    if (current == null) {
-      synchronized (TestDatabase.class) {
-        current = instance;
-        if (current == null) {
-          current = resolve();
-          instance = current;
-        }
-      }
-    }
-    return current;
+    return shared.get();
   }
 
   /** JDBC URL of the server's test database, with user and password as URL parameters. */
@@ -63,18 +52,9 @@ public final class TestDatabase implements TestServer {
     return source;
   }
 
-  /** A new unpooled connection (autocommit on); the caller closes it. */
-  @Override
-  public Connection connect() throws SQLException {
-    return DriverManager.getConnection(jdbcUrl, new Properties());
-  }
-
   private static TestDatabase resolve() {
-    String url = System.getenv(URL_VARIABLE);
-    if (url == null || url.isBlank()) {
-      url = System.getProperty("pgoutbox.test.jdbcUrl");
-    }
-    if (url != null && !url.isBlank()) {
+    String url = SharedServer.configuredUrl(URL_VARIABLE, "pgoutbox.test.jdbcUrl");
+    if (url != null) {
       return checked(new TestDatabase(url, "environment (" + URL_VARIABLE + ")"));
     }
     if (dockerAvailable()) {

@@ -9,6 +9,7 @@ import dev.pgoutbox.relay.CloudEvents;
 import dev.pgoutbox.relay.OutboxMessage;
 import dev.pgoutbox.relay.PublishResult;
 import dev.pgoutbox.relay.Publisher;
+import dev.pgoutbox.relay.internal.Failures;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.HashMap;
@@ -16,9 +17,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
-import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.atomic.AtomicReference;
@@ -240,7 +239,7 @@ public final class KafkaPublisher implements Publisher {
 
   /** Classifies what the producer reported for one record. */
   static PublishResult classify(Throwable error, String topic) {
-    Throwable e = unwrap(error);
+    Throwable e = Failures.unwrap(error);
     String reason = describe(e, topic);
     if (e instanceof RecordTooLargeException
         || e instanceof RecordBatchTooLargeException
@@ -253,17 +252,8 @@ public final class KafkaPublisher implements Publisher {
     return PublishResult.retryable(reason);
   }
 
-  private static Throwable unwrap(Throwable error) {
-    Throwable e = error;
-    while ((e instanceof CompletionException || e instanceof ExecutionException)
-        && e.getCause() != null) {
-      e = e.getCause();
-    }
-    return e;
-  }
-
   private static String describe(Throwable error, String topic) {
-    Throwable e = unwrap(error);
+    Throwable e = Failures.unwrap(error);
     return "Kafka topic " + topic + ": " + e.getClass().getSimpleName() + ": " + e.getMessage();
   }
 

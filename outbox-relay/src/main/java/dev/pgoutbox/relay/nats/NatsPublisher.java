@@ -9,6 +9,7 @@ import dev.pgoutbox.relay.CloudEvents;
 import dev.pgoutbox.relay.OutboxMessage;
 import dev.pgoutbox.relay.PublishResult;
 import dev.pgoutbox.relay.Publisher;
+import dev.pgoutbox.relay.internal.Failures;
 import io.nats.client.Connection;
 import io.nats.client.JetStream;
 import io.nats.client.JetStreamApiException;
@@ -24,9 +25,7 @@ import java.util.Collections;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
-import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -220,7 +219,7 @@ public final class NatsPublisher implements Publisher {
     return ack.orTimeout(ackTimeout.toMillis(), TimeUnit.MILLISECONDS)
         .handle(
             (a, e) -> {
-              if (e != null && unwrap(e) instanceof TimeoutException) {
+              if (e != null && Failures.unwrap(e) instanceof TimeoutException) {
                 state.timedOut.incrementAndGet();
               }
               if (state.inFlight.decrementAndGet() == 0) {
@@ -244,15 +243,6 @@ public final class NatsPublisher implements Publisher {
         && connection.getStatus() == Connection.Status.CONNECTED) {
       suspect = connection;
     }
-  }
-
-  private static Throwable unwrap(Throwable error) {
-    Throwable e = error;
-    while ((e instanceof CompletionException || e instanceof ExecutionException)
-        && e.getCause() != null) {
-      e = e.getCause();
-    }
-    return e;
   }
 
   /** Closes the connection if this publisher opened it. */
@@ -336,7 +326,7 @@ public final class NatsPublisher implements Publisher {
 
   /** Classifies a failed publish ack. */
   static PublishResult classify(Throwable error, String subject) {
-    Throwable e = unwrap(error);
+    Throwable e = Failures.unwrap(error);
     // jnats wraps the API error of a failed ack in a RuntimeException.
     for (Throwable c = e; c != null; c = c.getCause()) {
       if (c instanceof JetStreamApiException) {

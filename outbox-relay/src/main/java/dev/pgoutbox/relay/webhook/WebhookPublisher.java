@@ -11,6 +11,7 @@ import dev.pgoutbox.relay.CloudEvents;
 import dev.pgoutbox.relay.OutboxMessage;
 import dev.pgoutbox.relay.PublishResult;
 import dev.pgoutbox.relay.Publisher;
+import dev.pgoutbox.relay.internal.Failures;
 import java.io.IOException;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -27,9 +28,7 @@ import java.time.format.DateTimeFormatter;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
-import java.util.concurrent.ExecutionException;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -277,11 +276,7 @@ public final class WebhookPublisher implements Publisher {
   }
 
   private static PublishResult failure(HttpRequest request, Throwable e) {
-    Throwable cause = e;
-    while ((cause instanceof CompletionException || cause instanceof ExecutionException)
-        && cause.getCause() != null) {
-      cause = cause.getCause();
-    }
+    Throwable cause = Failures.unwrap(e);
     String what =
         cause instanceof HttpTimeoutException
             ? "timed out"

@@ -145,6 +145,25 @@ public final class RelayDrive {
     return done;
   }
 
+  /**
+   * Runs batches on {@code relay}, one at a time on this thread, until no event is pending, or
+   * fails after {@code deadline}.
+   */
+  public void runUntilDrained(OutboxRelay relay, Duration deadline) {
+    Eventually.await(
+        "the relay to publish every event",
+        deadline,
+        () -> {
+          try {
+            relay.runOnce();
+          } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException(e);
+          }
+          return pending() == 0;
+        });
+  }
+
   /** Unprocessed, not dead events. */
   public long pending() {
     return dsl()

@@ -1,5 +1,6 @@
 package dev.pgoutbox.relay.micrometer;
 
+import static dev.pgoutbox.relay.testing.ExportedSpans.attr;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.rabbitmq.client.BuiltinExchangeType;
@@ -7,7 +8,6 @@ import com.rabbitmq.client.Channel;
 import com.rabbitmq.client.ConnectionFactory;
 import com.rabbitmq.client.GetResponse;
 import com.sun.net.httpserver.Headers;
-import com.sun.net.httpserver.HttpServer;
 import dev.pgoutbox.core.Outbox;
 import dev.pgoutbox.core.OutboxEvent;
 import dev.pgoutbox.core.consumer.NatsTraceContext;
@@ -17,10 +17,13 @@ import dev.pgoutbox.relay.OutboxRelay;
 import dev.pgoutbox.relay.PublishTracing;
 import dev.pgoutbox.relay.Publisher;
 import dev.pgoutbox.relay.RelayConfig;
+import dev.pgoutbox.relay.brokers.RelayDrive;
 import dev.pgoutbox.relay.nats.NatsPublisher;
 import dev.pgoutbox.relay.nats.NatsRouting;
 import dev.pgoutbox.relay.rabbitmq.RabbitMqPublisher;
 import dev.pgoutbox.relay.rabbitmq.RabbitMqRouting;
+import dev.pgoutbox.relay.testing.ExportedSpans;
+import dev.pgoutbox.relay.testing.RecordingWebhookReceiver;
 import dev.pgoutbox.relay.webhook.WebhookPublisher;
 import dev.pgoutbox.testing.Eventually;
 import dev.pgoutbox.testing.TestSchema;
@@ -42,8 +45,6 @@ import io.nats.client.Options;
 import io.nats.client.PushSubscribeOptions;
 import io.nats.client.api.StreamConfiguration;
 import io.opentelemetry.api.common.AttributeKey;
-import io.opentelemetry.api.trace.Span;
-import io.opentelemetry.api.trace.SpanKind;
 import io.opentelemetry.api.trace.StatusCode;
 import io.opentelemetry.api.trace.propagation.W3CTraceContextPropagator;
 import io.opentelemetry.context.Context;
@@ -54,16 +55,11 @@ import io.opentelemetry.sdk.trace.SdkTracerProvider;
 import io.opentelemetry.sdk.trace.data.EventData;
 import io.opentelemetry.sdk.trace.data.SpanData;
 import io.opentelemetry.sdk.trace.export.SimpleSpanProcessor;
-import java.net.InetAddress;
-import java.net.InetSocketAddress;
-import java.net.URI;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
-import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.function.IntSupplier;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
@@ -84,10 +80,12 @@ class ObservationTracingIT {
   @RegisterExtension static final TestSchema db = TestSchema.migrated();
 
   static final InMemorySpanExporter exported = InMemorySpanExporter.create();
+  static final ExportedSpans spans = new ExportedSpans(exported);
   static OpenTelemetrySdk otel;
   static Tracer tracer;
   static ObservationRegistry registry;
 
+  final RelayDrive drive = new RelayDrive(db);
   Outbox outbox;
 
   @BeforeAll
@@ -203,14 +201,14 @@ class ObservationTracingIT {
 
   @Test
   void aRetryRecordsTheErrorAndTheNextAttemptIsASecondChildOfTheRequest() throws Exception {
-    ConcurrentLinkedQueue<Headers> received = new ConcurrentLinkedQueue<>();
     AtomicInteger calls = new AtomicInteger();
-    HttpServer server = receiver(received, () -> calls.incrementAndGet() == 1 ? 503 : 200);
-    try (WebhookPublisher publisher = webhook(server)) {
+    try (RecordingWebhookReceiver receiver =
+            RecordingWebhookReceiver.answering(() -> calls.incrementAndGet() == 1 ? 503 : 200);
+        WebhookPublisher publisher = receiver.publisher()) {
       SpanData request = writeInRequest();
       drain(publisher, parented());
 
-      List<SpanData> producers = producerSpans();
+      List<SpanData> producers = spans.producers();
       assertThat(producers).hasSize(2);
       SpanData failed = producers.get(0);
       SpanData published = producers.get(1);
@@ -240,20 +238,17 @@ class ObservationTracingIT {
       assertThat(published.getStatus().getStatusCode()).isEqualTo(StatusCode.UNSET);
 
       // Each request carried its own attempt's span; the receiver continues the second one's.
-      List<Headers> requests = List.copyOf(received);
+      List<Headers> requests = receiver.requests();
       assertThat(requests).hasSize(2);
       assertThat(requests.get(0).getFirst("traceparent")).contains(failed.getSpanId());
       assertConsumerContinues(WebhookTraceContext.extract(requests.get(1)), published);
-    } finally {
-      server.stop(0);
     }
   }
 
   @Test
   void linkedObservationsStartATraceOfTheirOwnAndNameTheStoredContext() throws Exception {
-    ConcurrentLinkedQueue<Headers> received = new ConcurrentLinkedQueue<>();
-    HttpServer server = receiver(received, () -> 200);
-    try (WebhookPublisher publisher = webhook(server)) {
+    try (RecordingWebhookReceiver receiver = RecordingWebhookReceiver.answering(() -> 200);
+        WebhookPublisher publisher = receiver.publisher()) {
       SpanData request = writeInRequest();
       drain(
           publisher,
@@ -264,25 +259,20 @@ class ObservationTracingIT {
       // The flags may carry more than the sampled bit (W3C level 2's random trace id).
       assertThat(attr(producer, "pgoutbox.link.traceparent"))
           .startsWith("00-" + request.getTraceId() + "-" + request.getSpanId() + "-");
-      assertConsumerContinues(WebhookTraceContext.extract(received.peek()), producer);
-    } finally {
-      server.stop(0);
+      assertConsumerContinues(WebhookTraceContext.extract(receiver.firstRequest()), producer);
     }
   }
 
   @Test
   void withoutHandlersTheStoredContextReachesTheConsumerAsItWas() throws Exception {
-    ConcurrentLinkedQueue<Headers> received = new ConcurrentLinkedQueue<>();
-    HttpServer server = receiver(received, () -> 200);
-    try (WebhookPublisher publisher = webhook(server)) {
+    try (RecordingWebhookReceiver receiver = RecordingWebhookReceiver.answering(() -> 200);
+        WebhookPublisher publisher = receiver.publisher()) {
       SpanData request = writeInRequest();
       // A registry nothing was registered in is a no-op registry: no observation, no span.
       drain(publisher, ObservationTracing.create(ObservationRegistry.create()));
       drain(publisher, ObservationTracing.builder(ObservationRegistry.NOOP).tracer(tracer).build());
-      assertThat(producerSpans()).isEmpty();
-      assertConsumerContinues(WebhookTraceContext.extract(received.peek()), request);
-    } finally {
-      server.stop(0);
+      assertThat(spans.producers()).isEmpty();
+      assertConsumerContinues(WebhookTraceContext.extract(receiver.firstRequest()), request);
     }
   }
 
@@ -313,7 +303,7 @@ class ObservationTracingIT {
   }
 
   /** Runs batches on a fresh relay until nothing is pending. */
-  private void drain(Publisher publisher, PublishTracing tracing) throws Exception {
+  private void drain(Publisher publisher, PublishTracing tracing) {
     OutboxRelay relay =
         OutboxRelay.builder()
             .name("observation-it")
@@ -327,57 +317,11 @@ class ObservationTracingIT {
                     .backoff(IntervalFunction.of(Duration.ofMillis(20)))
                     .build())
             .build();
-    Eventually.await(
-        "the relay to publish every event",
-        Duration.ofMinutes(1),
-        () -> {
-          try {
-            relay.runOnce();
-          } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new IllegalStateException(e);
-          }
-          return db.queryLong(
-                  "select count(*) from outbox_events where processed_at is null and dead_at is"
-                      + " null")
-              == 0;
-        });
-  }
-
-  private static HttpServer receiver(ConcurrentLinkedQueue<Headers> received, IntSupplier status)
-      throws Exception {
-    HttpServer server =
-        HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 0);
-    server.createContext(
-        "/events",
-        exchange -> {
-          exchange.getRequestBody().readAllBytes();
-          received.add(exchange.getRequestHeaders());
-          exchange.sendResponseHeaders(status.getAsInt(), -1);
-          exchange.close();
-        });
-    server.start();
-    return server;
-  }
-
-  private static WebhookPublisher webhook(HttpServer server) {
-    return WebhookPublisher.builder(
-            URI.create("http://127.0.0.1:" + server.getAddress().getPort() + "/events"))
-        .build();
-  }
-
-  private static List<SpanData> producerSpans() {
-    return exported.getFinishedSpanItems().stream()
-        .filter(s -> s.getKind() == SpanKind.PRODUCER)
-        .toList();
+    drive.runUntilDrained(relay, Duration.ofMinutes(1));
   }
 
   private static SpanData onlyProducerSpan() {
-    List<SpanData> producers = producerSpans();
-    assertThat(producers).hasSize(1);
-    SpanData producer = producers.get(0);
-    assertThat(attr(producer, "messaging.message.id")).isNotBlank();
-    assertThat(attr(producer, "messaging.operation.type")).isEqualTo("send");
+    SpanData producer = spans.onlyProducer();
     assertThat(attr(producer, "pgoutbox.batch.size")).isEqualTo("1");
     assertThat(attr(producer, "pgoutbox.aggregate.id")).isEqualTo("42");
     assertThat(attr(producer, "pgoutbox.attempt")).isEqualTo("1");
@@ -391,23 +335,8 @@ class ObservationTracingIT {
 
   /** The consumer's span, parented on what it received, is the child of {@code parent}. */
   private static void assertConsumerContinues(Context received, SpanData parent) {
-    Span consumer =
-        otel.getTracer("consumer")
-            .spanBuilder("process order.created")
-            .setSpanKind(SpanKind.CONSUMER)
-            .setParent(received)
-            .startSpan();
-    consumer.end();
-    SpanData data =
-        exported.getFinishedSpanItems().stream()
-            .filter(s -> s.getSpanId().equals(consumer.getSpanContext().getSpanId()))
-            .findFirst()
-            .orElseThrow();
+    SpanData data = spans.consumerSpan(otel.getTracer("consumer"), received);
     assertThat(data.getTraceId()).isEqualTo(parent.getTraceId());
     assertThat(data.getParentSpanId()).isEqualTo(parent.getSpanId());
-  }
-
-  private static String attr(SpanData span, String key) {
-    return span.getAttributes().get(AttributeKey.stringKey(key));
   }
 }

@@ -1,5 +1,6 @@
 package dev.pgoutbox.relay.otel;
 
+import static dev.pgoutbox.relay.testing.ExportedSpans.attr;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.rabbitmq.client.BuiltinExchangeType;
@@ -7,7 +8,6 @@ import com.rabbitmq.client.Channel;
 import com.rabbitmq.client.ConnectionFactory;
 import com.rabbitmq.client.GetResponse;
 import com.sun.net.httpserver.Headers;
-import com.sun.net.httpserver.HttpServer;
 import dev.pgoutbox.core.Outbox;
 import dev.pgoutbox.core.OutboxEvent;
 import dev.pgoutbox.core.consumer.KafkaTraceContext;
@@ -17,11 +17,14 @@ import dev.pgoutbox.core.consumer.WebhookTraceContext;
 import dev.pgoutbox.relay.OutboxRelay;
 import dev.pgoutbox.relay.Publisher;
 import dev.pgoutbox.relay.RelayConfig;
+import dev.pgoutbox.relay.brokers.RelayDrive;
 import dev.pgoutbox.relay.kafka.KafkaPublisher;
 import dev.pgoutbox.relay.nats.NatsPublisher;
 import dev.pgoutbox.relay.nats.NatsRouting;
 import dev.pgoutbox.relay.rabbitmq.RabbitMqPublisher;
 import dev.pgoutbox.relay.rabbitmq.RabbitMqRouting;
+import dev.pgoutbox.relay.testing.ExportedSpans;
+import dev.pgoutbox.relay.testing.RecordingWebhookReceiver;
 import dev.pgoutbox.relay.webhook.WebhookPublisher;
 import dev.pgoutbox.testing.EmbeddedKafka;
 import dev.pgoutbox.testing.Eventually;
@@ -45,9 +48,6 @@ import io.opentelemetry.sdk.testing.exporter.InMemorySpanExporter;
 import io.opentelemetry.sdk.trace.SdkTracerProvider;
 import io.opentelemetry.sdk.trace.data.SpanData;
 import io.opentelemetry.sdk.trace.export.SimpleSpanProcessor;
-import java.net.InetAddress;
-import java.net.InetSocketAddress;
-import java.net.URI;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -79,10 +79,12 @@ class TracingIT {
   @RegisterExtension static final TestSchema db = TestSchema.migrated();
 
   static final InMemorySpanExporter exported = InMemorySpanExporter.create();
+  static final ExportedSpans spans = new ExportedSpans(exported);
   static OpenTelemetrySdk otel;
   static Tracer tracer;
   static EmbeddedKafka kafka;
 
+  final RelayDrive drive = new RelayDrive(db);
   Outbox outbox;
 
   @BeforeAll
@@ -220,17 +222,17 @@ class TracingIT {
 
   @Test
   void aRetryAfterARelayRestartStaysInTheRequestsTrace() throws Exception {
-    ConcurrentLinkedQueue<Headers> received = new ConcurrentLinkedQueue<>();
     AtomicInteger calls = new AtomicInteger();
-    HttpServer server = receiver(received, () -> calls.incrementAndGet() == 1 ? 503 : 200);
-    try (WebhookPublisher publisher = webhook(server)) {
+    try (RecordingWebhookReceiver receiver =
+            RecordingWebhookReceiver.answering(() -> calls.incrementAndGet() == 1 ? 503 : 200);
+        WebhookPublisher publisher = receiver.publisher()) {
       Span request = writeInRequest("order");
       // The first relay fails once and goes away; a new relay (a restart) publishes the retry.
       relay(publisher, OpenTelemetryTracing.create(otel)).runOnce();
-      assertThat(pending()).isEqualTo(1);
+      assertThat(drive.pending()).isEqualTo(1);
       drain(publisher, OpenTelemetryTracing.create(otel));
 
-      List<SpanData> producers = producerSpans();
+      List<SpanData> producers = spans.producers();
       assertThat(producers).hasSize(2);
       SpanData failed = producers.get(0);
       SpanData published = producers.get(1);
@@ -247,22 +249,20 @@ class TracingIT {
       assertThat(published.getStatus().getStatusCode()).isEqualTo(StatusCode.UNSET);
       assertThat(attr(published, "messaging.system")).isEqualTo("webhook");
       assertThat(attr(published, "messaging.destination.name"))
-          .isEqualTo("127.0.0.1:" + server.getAddress().getPort() + "/events");
+          .isEqualTo("127.0.0.1:" + receiver.port() + "/events");
 
       // Each request carried its own attempt's span; the receiver continues the second one's.
-      List<Headers> requests = List.copyOf(received);
+      List<Headers> requests = receiver.requests();
       assertThat(requests).hasSize(2);
       assertThat(requests.get(0).getFirst("traceparent")).contains(failed.getSpanId());
       assertConsumerContinues(WebhookTraceContext.extract(requests.get(1)), published);
-    } finally {
-      server.stop(0);
     }
   }
 
   @Test
   void aDeadLetteredEventsSpanSaysSo() throws Exception {
-    HttpServer server = receiver(new ConcurrentLinkedQueue<>(), () -> 400);
-    try (WebhookPublisher publisher = webhook(server)) {
+    try (RecordingWebhookReceiver receiver = RecordingWebhookReceiver.answering(() -> 400);
+        WebhookPublisher publisher = receiver.publisher()) {
       Span request = writeInRequest("order");
       drain(publisher, OpenTelemetryTracing.create(otel));
       SpanData dead = onlyProducerSpan();
@@ -271,16 +271,13 @@ class TracingIT {
       assertThat(dead.getStatus().getDescription()).contains("HTTP 400");
       assertThat(attr(dead, "pgoutbox.outcome")).isEqualTo("dead_lettered");
       assertThat(attr(dead, "error.type")).isEqualTo("permanent");
-    } finally {
-      server.stop(0);
     }
   }
 
   @Test
   void linkedSpansStartTheirOwnTraceWithALinkToTheRequest() throws Exception {
-    ConcurrentLinkedQueue<Headers> received = new ConcurrentLinkedQueue<>();
-    HttpServer server = receiver(received, () -> 200);
-    try (WebhookPublisher publisher = webhook(server)) {
+    try (RecordingWebhookReceiver receiver = RecordingWebhookReceiver.answering(() -> 200);
+        WebhookPublisher publisher = receiver.publisher()) {
       Span request = writeInRequest("order");
       drain(publisher, OpenTelemetryTracing.builder(otel).linkToStoredContext(true).build());
       SpanData producer = onlyProducerSpan();
@@ -290,23 +287,18 @@ class TracingIT {
           .extracting(l -> l.getSpanContext().getTraceId() + "/" + l.getSpanContext().getSpanId())
           .containsExactly(
               request.getSpanContext().getTraceId() + "/" + request.getSpanContext().getSpanId());
-      assertConsumerContinues(WebhookTraceContext.extract(received.peek()), producer);
-    } finally {
-      server.stop(0);
+      assertConsumerContinues(WebhookTraceContext.extract(receiver.firstRequest()), producer);
     }
   }
 
   @Test
   void withoutTracingTheStoredContextReachesTheConsumerAsItWas() throws Exception {
-    ConcurrentLinkedQueue<Headers> received = new ConcurrentLinkedQueue<>();
-    HttpServer server = receiver(received, () -> 200);
-    try (WebhookPublisher publisher = webhook(server)) {
+    try (RecordingWebhookReceiver receiver = RecordingWebhookReceiver.answering(() -> 200);
+        WebhookPublisher publisher = receiver.publisher()) {
       Span request = writeInRequest("order");
       drain(publisher, dev.pgoutbox.relay.PublishTracing.NONE);
-      assertThat(producerSpans()).isEmpty();
-      assertConsumerContinues(WebhookTraceContext.extract(received.peek()), request);
-    } finally {
-      server.stop(0);
+      assertThat(spans.producers()).isEmpty();
+      assertConsumerContinues(WebhookTraceContext.extract(receiver.firstRequest()), request);
     }
   }
 
@@ -341,63 +333,12 @@ class TracingIT {
   }
 
   /** Runs batches on a fresh relay until nothing is pending. */
-  private void drain(Publisher publisher, dev.pgoutbox.relay.PublishTracing tracing)
-      throws Exception {
-    OutboxRelay relay = relay(publisher, tracing);
-    Eventually.await(
-        "the relay to publish every event",
-        Duration.ofMinutes(1),
-        () -> {
-          try {
-            relay.runOnce();
-          } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new IllegalStateException(e);
-          }
-          return pending() == 0;
-        });
-  }
-
-  private long pending() {
-    return db.queryLong(
-        "select count(*) from outbox_events where processed_at is null and dead_at is null");
-  }
-
-  private static HttpServer receiver(
-      ConcurrentLinkedQueue<Headers> received, java.util.function.IntSupplier status)
-      throws Exception {
-    HttpServer server =
-        HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 0);
-    server.createContext(
-        "/events",
-        exchange -> {
-          exchange.getRequestBody().readAllBytes();
-          received.add(exchange.getRequestHeaders());
-          exchange.sendResponseHeaders(status.getAsInt(), -1);
-          exchange.close();
-        });
-    server.start();
-    return server;
-  }
-
-  private static WebhookPublisher webhook(HttpServer server) {
-    return WebhookPublisher.builder(
-            URI.create("http://127.0.0.1:" + server.getAddress().getPort() + "/events"))
-        .build();
-  }
-
-  private static List<SpanData> producerSpans() {
-    return exported.getFinishedSpanItems().stream()
-        .filter(s -> s.getKind() == SpanKind.PRODUCER)
-        .toList();
+  private void drain(Publisher publisher, dev.pgoutbox.relay.PublishTracing tracing) {
+    drive.runUntilDrained(relay(publisher, tracing), Duration.ofMinutes(1));
   }
 
   private static SpanData onlyProducerSpan() {
-    List<SpanData> producers = producerSpans();
-    assertThat(producers).hasSize(1);
-    SpanData producer = producers.get(0);
-    assertThat(attr(producer, "messaging.message.id")).isNotBlank();
-    assertThat(attr(producer, "messaging.operation.type")).isEqualTo("send");
+    SpanData producer = spans.onlyProducer();
     assertThat(longAttr(producer, "pgoutbox.batch.size")).isEqualTo(1);
     assertThat(attr(producer, "pgoutbox.aggregate.id")).isEqualTo("42");
     return producer;
@@ -419,25 +360,10 @@ class TracingIT {
   }
 
   private static void assertConsumerContinues(Context received, String traceId, String spanId) {
-    Span consumer =
-        tracer
-            .spanBuilder("process order.created")
-            .setSpanKind(SpanKind.CONSUMER)
-            .setParent(received)
-            .startSpan();
-    consumer.end();
-    SpanData data =
-        exported.getFinishedSpanItems().stream()
-            .filter(s -> s.getSpanId().equals(consumer.getSpanContext().getSpanId()))
-            .findFirst()
-            .orElseThrow();
+    SpanData data = spans.consumerSpan(tracer, received);
     assertThat(data.getTraceId()).isEqualTo(traceId);
     assertThat(data.getParentSpanId()).isEqualTo(spanId);
     assertThat(data.getParentSpanContext().isRemote()).isTrue();
-  }
-
-  private static String attr(SpanData span, String key) {
-    return span.getAttributes().get(AttributeKey.stringKey(key));
   }
 
   private static Long longAttr(SpanData span, String key) {

@@ -8,6 +8,7 @@ import dev.pgoutbox.relay.micrometer.MicrometerRelayMetrics;
 import dev.pgoutbox.relay.testing.RecordingPublisher;
 import dev.pgoutbox.testing.DeliveryChecker;
 import dev.pgoutbox.testing.Eventually;
+import dev.pgoutbox.testing.TcpProxy;
 import dev.pgoutbox.testing.TestSchema;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.sql.Connection;
@@ -20,12 +21,16 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Properties;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -200,6 +205,70 @@ class WalRelayIT {
     assertThat(second.delivered()).isNotEmpty();
     assertThat(verdict.lost()).isZero();
     assertThat(verdict.reordered()).isZero();
+  }
+
+  @Test
+  void aReaderWhoseConnectionDiesSilentlyAttachesAgain() throws Exception {
+    Matcher address = Pattern.compile("//([^/?]+):(\\d+)/").matcher(db.jdbcUrl());
+    assertThat(address.find()).as("host and port in %s", db.jdbcUrl()).isTrue();
+    try (TcpProxy network = TcpProxy.to(Integer.parseInt(address.group(2)))) {
+      Properties properties = new Properties();
+      // The server ends a WAL sender that hears nothing from its reader after 1 s.
+      properties.setProperty("options", "-c wal_sender_timeout=1s");
+      properties.setProperty("loginTimeout", "5");
+      RecordingPublisher publisher = new RecordingPublisher();
+      slots.add("silent");
+      WalRelay relay =
+          WalRelay.builder()
+              .name("wal-silent")
+              .dataSource(db.dataSource())
+              .schema(db.schema())
+              .publisher(publisher)
+              .config(config().build())
+              .slotName("silent")
+              .publicationName("pub_" + db.schema())
+              .attachRetryInterval(Duration.ofMillis(200))
+              .executor(executor())
+              .replicationConnection(
+                  db.jdbcUrl()
+                      .replace(
+                          address.group(1) + ":" + address.group(2), "127.0.0.1:" + network.port()),
+                  properties)
+              .build();
+      relays.add(relay);
+      relay.start();
+      Eventually.await("the reader attached", relay::isReading);
+      write(2, 1, 1);
+      Eventually.await("published", () -> publisher.delivered().size() == 2);
+
+      // Bytes dropped both ways: the reader's connection hangs, its reads see nothing, no error.
+      network.blackhole();
+      Eventually.await("the server ended the silent WAL sender", () -> readerPid("silent") == null);
+      network.restore();
+      Map<String, Integer> written = write(2, 2, 1);
+
+      Eventually.await("published through a new stream", () -> publisher.delivered().size() >= 4);
+      DeliveryChecker.Verdict verdict =
+          DeliveryChecker.check(written, publisher.deliveredPayloads());
+      assertThat(verdict.lost()).isZero();
+      assertThat(verdict.reordered()).isZero();
+      Eventually.await("everything completed", () -> pending() == 0);
+    }
+  }
+
+  private static @Nullable Integer readerPid(String slot) {
+    try (Connection c = db.connect();
+        PreparedStatement ps =
+            c.prepareStatement("select active_pid from pg_replication_slots where slot_name = ?")) {
+      ps.setString(1, slot);
+      try (ResultSet rs = ps.executeQuery()) {
+        rs.next();
+        int pid = rs.getInt(1);
+        return rs.wasNull() ? null : pid;
+      }
+    } catch (SQLException e) {
+      throw new IllegalStateException("could not read slot " + slot, e);
+    }
   }
 
   @Test

@@ -88,6 +88,24 @@ public final class WalSlot {
     }
   }
 
+  /**
+   * The process id of the WAL sender streaming the slot (its reader's replication connection), or
+   * null when none streams it or the slot is gone.
+   */
+  public @Nullable Integer readerPid() throws SQLException {
+    try (Connection connection = dataSource.getConnection();
+        PreparedStatement ps = connection.prepareStatement(WalStatements.SLOT_READER_PID)) {
+      ps.setString(1, slotName);
+      try (ResultSet rs = ps.executeQuery()) {
+        if (!rs.next()) {
+          return null;
+        }
+        int pid = rs.getInt(1);
+        return rs.wasNull() ? null : pid;
+      }
+    }
+  }
+
   private @Nullable WalSlotStats read(Connection connection) throws SQLException {
     try (PreparedStatement ps = connection.prepareStatement(WalStatements.slot(schema))) {
       ps.setString(1, slotName);

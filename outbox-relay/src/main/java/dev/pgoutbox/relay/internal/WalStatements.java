@@ -64,6 +64,10 @@ final class WalStatements {
         + " FROM pg_replication_slots WHERE slot_name = ?";
   }
 
+  /** The WAL sender streaming the slot, null when none; bind 1: the slot name. */
+  static final String SLOT_READER_PID =
+      "SELECT active_pid FROM pg_replication_slots WHERE slot_name = ?";
+
   /** Binds 1 and 2: the slot name and the plugin. */
   static final String CREATE_SLOT = "SELECT pg_create_logical_replication_slot(?, 'pgoutput')";
 

@@ -10,6 +10,7 @@ import dev.pgoutbox.core.internal.Retention;
 import dev.pgoutbox.db.OutboxSchema;
 import dev.pgoutbox.db.jooq.tables.OutboxEvents;
 import dev.pgoutbox.relay.internal.Sql;
+import dev.pgoutbox.relay.internal.WalSlot;
 import java.time.Duration;
 import java.time.OffsetDateTime;
 import java.util.List;
@@ -153,26 +154,18 @@ public final class OutboxAdmin {
   }
 
   /**
-   * The state of a WAL relay's replication slot ({@link WalRelay#slotName()}), or empty when no
-   * such slot exists in this database.
+   * The state of a WAL relay's replication slot ({@link WalRelay#slotName()}) reading this outbox:
+   * its lag in bytes and in time ({@link WalSlotStats#lagTime()}), whether a reader streams it, its
+   * {@code wal_status}; empty when no such slot exists in this database. Works from any process,
+   * with or without a relay running.
    */
   public java.util.Optional<WalSlotStats> walSlot(String slotName) {
-    java.util.Objects.requireNonNull(slotName, "slotName must not be null");
+    requireNonNull(slotName, "slotName must not be null");
     return wrap(
         "read pg_replication_slots",
         () ->
-            dsl.resultQuery(
-                    "select active, coalesce(pg_wal_lsn_diff(pg_current_wal_lsn(),"
-                        + " confirmed_flush_lsn), 0)::bigint, wal_status from pg_replication_slots"
-                        + " where slot_name = {0} and database = current_database()",
-                    DSL.val(slotName))
-                .fetchOptional(
-                    r ->
-                        new WalSlotStats(
-                            slotName,
-                            r.get(0, Boolean.class),
-                            r.get(1, Long.class),
-                            r.get(2, String.class))));
+            java.util.Optional.ofNullable(
+                dsl.connectionResult(c -> WalSlot.read(c, schema, slotName))));
   }
 
   /** Age of the oldest open transaction in this database (it holds back vacuum); zero if none. */

@@ -4,10 +4,13 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.pgoutbox.core.Outbox;
 import dev.pgoutbox.core.OutboxEvent;
+import dev.pgoutbox.relay.micrometer.MicrometerRelayMetrics;
 import dev.pgoutbox.relay.testing.RecordingPublisher;
 import dev.pgoutbox.testing.DeliveryChecker;
 import dev.pgoutbox.testing.Eventually;
+import dev.pgoutbox.testing.TcpProxy;
 import dev.pgoutbox.testing.TestSchema;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -18,11 +21,16 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Properties;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -200,6 +208,70 @@ class WalRelayIT {
   }
 
   @Test
+  void aReaderWhoseConnectionDiesSilentlyAttachesAgain() throws Exception {
+    Matcher address = Pattern.compile("//([^/?]+):(\\d+)/").matcher(db.jdbcUrl());
+    assertThat(address.find()).as("host and port in %s", db.jdbcUrl()).isTrue();
+    try (TcpProxy network = TcpProxy.to(Integer.parseInt(address.group(2)))) {
+      Properties properties = new Properties();
+      // The server ends a WAL sender that hears nothing from its reader after 1 s.
+      properties.setProperty("options", "-c wal_sender_timeout=1s");
+      properties.setProperty("loginTimeout", "5");
+      RecordingPublisher publisher = new RecordingPublisher();
+      slots.add("silent");
+      WalRelay relay =
+          WalRelay.builder()
+              .name("wal-silent")
+              .dataSource(db.dataSource())
+              .schema(db.schema())
+              .publisher(publisher)
+              .config(config().build())
+              .slotName("silent")
+              .publicationName("pub_" + db.schema())
+              .attachRetryInterval(Duration.ofMillis(200))
+              .executor(executor())
+              .replicationConnection(
+                  db.jdbcUrl()
+                      .replace(
+                          address.group(1) + ":" + address.group(2), "127.0.0.1:" + network.port()),
+                  properties)
+              .build();
+      relays.add(relay);
+      relay.start();
+      Eventually.await("the reader attached", relay::isReading);
+      write(2, 1, 1);
+      Eventually.await("published", () -> publisher.delivered().size() == 2);
+
+      // Bytes dropped both ways: the reader's connection hangs, its reads see nothing, no error.
+      network.blackhole();
+      Eventually.await("the server ended the silent WAL sender", () -> readerPid("silent") == null);
+      network.restore();
+      Map<String, Integer> written = write(2, 2, 1);
+
+      Eventually.await("published through a new stream", () -> publisher.delivered().size() >= 4);
+      DeliveryChecker.Verdict verdict =
+          DeliveryChecker.check(written, publisher.deliveredPayloads());
+      assertThat(verdict.lost()).isZero();
+      assertThat(verdict.reordered()).isZero();
+      Eventually.await("everything completed", () -> pending() == 0);
+    }
+  }
+
+  private static @Nullable Integer readerPid(String slot) {
+    try (Connection c = db.connect();
+        PreparedStatement ps =
+            c.prepareStatement("select active_pid from pg_replication_slots where slot_name = ?")) {
+      ps.setString(1, slot);
+      try (ResultSet rs = ps.executeQuery()) {
+        rs.next();
+        int pid = rs.getInt(1);
+        return rs.wasNull() ? null : pid;
+      }
+    } catch (SQLException e) {
+      throw new IllegalStateException("could not read slot " + slot, e);
+    }
+  }
+
+  @Test
   void aDroppedSlotFallsBackToTheTableRelay() throws Exception {
     RecordingPublisher publisher = new RecordingPublisher();
     WalRelay relay = relay("dropped", publisher, config().build());
@@ -221,6 +293,79 @@ class WalRelayIT {
     DeliveryChecker.Verdict verdict = DeliveryChecker.check(written, publisher.deliveredPayloads());
     assertThat(verdict.lost()).isZero();
     assertThat(verdict.reordered()).isZero();
+  }
+
+  @Test
+  void theSlotsLagInTimeGrowsWhileThePublisherIsHeldAndLeavesParkedEventsOut() throws Exception {
+    AtomicBoolean brokerRefusesBad = new AtomicBoolean(true);
+    RecordingPublisher publisher =
+        new RecordingPublisher()
+            .decide(
+                m ->
+                    m.aggregateId().equals("bad") && brokerRefusesBad.get()
+                        ? PublishResult.retryable("broker says no")
+                        : PublishResult.published())
+            .closeGate();
+    List<WalSlotStats> heard = new CopyOnWriteArrayList<>();
+    SimpleMeterRegistry registry = new SimpleMeterRegistry();
+    RelayListener listener =
+        RelayListener.composite(
+            List.of(
+                new MicrometerRelayMetrics(registry, "lag"),
+                new RelayListener() {
+                  @Override
+                  public void onWalSlot(WalSlotStats slot) {
+                    heard.add(slot);
+                  }
+                }));
+    WalRelay relay =
+        relay(
+            "lag_time",
+            publisher,
+            config().metricsRefreshInterval(Duration.ofMillis(100)).build(),
+            executor(),
+            listener);
+    OutboxAdmin admin =
+        OutboxAdmin.builder().dataSource(db.dataSource()).schema(db.schema()).build();
+    relay.start();
+    Eventually.await("the reader attached", relay::isReading);
+    assertThat(lagTime(admin)).as("nothing written: caught up").isZero();
+
+    write(1, 1, 1);
+    assertThat(publisher.awaitEntered(20)).as("the batch reached the held publisher").isTrue();
+    Duration first = lagTime(admin);
+    assertThat(first).isPositive();
+    Eventually.await(
+        "the lag grows while the publisher is held", () -> lagTime(admin).compareTo(first) > 0);
+    Eventually.await(
+        "the listener and the gauge hear it",
+        () ->
+            !heard.isEmpty()
+                && heard.get(heard.size() - 1).lagTime().isPositive()
+                && registry.get("outbox.wal.slot.lag.seconds").gauge().value() > 0);
+
+    publisher.open();
+    Eventually.await("caught up: no lag", () -> pending() == 0 && lagTime(admin).isZero());
+    Eventually.await(
+        "the gauge falls back to 0",
+        () -> registry.get("outbox.wal.slot.lag.seconds").gauge().value() == 0);
+
+    db.dsl()
+        .transaction(
+            tx -> Outbox.builder().schema(db.schema()).build().append(tx.dsl(), event("bad", 1)));
+    Eventually.await(
+        "the failing event parked",
+        () ->
+            db.queryLong("select count(*) from outbox_events where parked and attempts > 0") == 1);
+    Eventually.await(
+        "a parked event is the table relay's lag, not the slot's", () -> lagTime(admin).isZero());
+    assertThat(pending()).as("the parked event is still pending").isOne();
+    brokerRefusesBad.set(false);
+    Eventually.await("the table relay drained it", () -> pending() == 0);
+  }
+
+  private static Duration lagTime(OutboxAdmin admin) {
+    return admin.walSlot("lag_time").orElseThrow().lagTime();
   }
 
   private static RelayConfig.Builder config() {
@@ -245,6 +390,15 @@ class WalRelayIT {
 
   private WalRelay relay(
       String slot, Publisher publisher, RelayConfig config, ScheduledExecutorService executor) {
+    return relay(slot, publisher, config, executor, RelayListener.NONE);
+  }
+
+  private WalRelay relay(
+      String slot,
+      Publisher publisher,
+      RelayConfig config,
+      ScheduledExecutorService executor,
+      RelayListener listener) {
     if (!slots.contains(slot)) {
       slots.add(slot);
     }
@@ -259,6 +413,7 @@ class WalRelayIT {
             .publicationName("pub_" + db.schema())
             .attachRetryInterval(Duration.ofMillis(200))
             .executor(executor)
+            .listener(listener)
             .replicationConnection(db.jdbcUrl(), new java.util.Properties())
             .build();
     relays.add(relay);

@@ -94,6 +94,7 @@ class WalRelayStartIT {
     WalSlotStats slot = admin.walSlot("lagging").orElseThrow();
     assertThat(slot.active()).isFalse();
     assertThat(slot.lagBytes()).isPositive();
+    assertThat(slot.lagTime()).as("events wait for the slot with no reader attached").isPositive();
     assertThat(admin.walSlot("no_such_slot")).isEmpty();
     logical.execute("select pg_drop_replication_slot('lagging')");
   }

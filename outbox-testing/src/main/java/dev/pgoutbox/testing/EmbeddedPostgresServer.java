@@ -103,7 +103,20 @@ public final class EmbeddedPostgresServer implements AutoCloseable {
    * @throws UncheckedIOException if the server cannot be started, with the library's reason
    */
   public static EmbeddedPostgresServer start(Path dataDirectory) {
-    return start(requireNonNull(dataDirectory, "dataDirectory"), false, Map.of());
+    return start(dataDirectory, Map.of());
+  }
+
+  /**
+   * {@link #start(Path)} with extra server settings (e.g. {@link #LOGICAL_DECODING}), kept across
+   * {@link #restart()}.
+   *
+   * @throws UncheckedIOException if the server cannot be started, with the library's reason
+   */
+  public static EmbeddedPostgresServer start(Path dataDirectory, Map<String, String> settings) {
+    return start(
+        requireNonNull(dataDirectory, "dataDirectory"),
+        false,
+        Map.copyOf(requireNonNull(settings, "settings")));
   }
 
   private static EmbeddedPostgresServer start(

@@ -7,6 +7,7 @@ import dev.pgoutbox.relay.DeadLetterPolicy;
 import dev.pgoutbox.relay.OutboxRelay;
 import dev.pgoutbox.relay.Publisher;
 import dev.pgoutbox.relay.RelayConfig;
+import dev.pgoutbox.relay.WalRelay;
 import dev.pgoutbox.relay.kafka.KafkaPublisher;
 import dev.pgoutbox.relay.kafka.KafkaRouting;
 import dev.pgoutbox.relay.nats.NatsPublisher;
@@ -16,9 +17,12 @@ import dev.pgoutbox.relay.rabbitmq.RabbitMqRouting;
 import dev.pgoutbox.testing.Secrets;
 import dev.pgoutbox.tools.chaos.PublisherFaults;
 import io.nats.client.Options;
+import java.sql.SQLException;
 import java.time.Duration;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
 import org.jspecify.annotations.Nullable;
 import picocli.CommandLine.ArgGroup;
 import picocli.CommandLine.Command;
@@ -64,6 +68,17 @@ final class RelayCommand implements Callable<Integer> {
       defaultValue = "public",
       description = "Schema of the outbox table (default: ${DEFAULT-VALUE})")
   String schema = "public";
+
+  @Option(
+      names = "--source",
+      paramLabel = "SOURCE",
+      defaultValue = "table",
+      description =
+          "table: an OutboxRelay claiming from the table; wal: a WalRelay reading the outbox's"
+              + " logical replication slot (pgoutbox_<schema>, created with its publication if"
+              + " missing; needs wal_level=logical and a role with REPLICATION), one instance"
+              + " reading and the others standing by (default: ${DEFAULT-VALUE})")
+  String source = "table";
 
   @Option(
       names = "--name",
@@ -143,7 +158,9 @@ final class RelayCommand implements Callable<Integer> {
     pool.setPoolName(relayName);
     // Names the relay's sessions in pg_stat_activity.
     pool.addDataSourceProperty("ApplicationName", relayName);
-    pool.setMaximumPoolSize(2);
+    boolean wal = isWal();
+    // The WAL relay's reader, completer, drainer and stats refresh each borrow a connection.
+    pool.setMaximumPoolSize(wal ? 4 : 2);
     // A database that went away must be noticed quickly: the relay backs off and retries.
     pool.setConnectionTimeout(5_000);
     pool.setInitializationFailTimeout(-1);
@@ -157,31 +174,90 @@ final class RelayCommand implements Callable<Integer> {
                 relayName,
                 Duration.ofSeconds(chaosSlowBatchEvery),
                 chaosSlowBatchesUntil);
-    OutboxRelay relay =
-        OutboxRelay.builder()
-            .name(relayName)
-            .dataSource(dataSource)
-            .schema(schema)
-            .publisher(publisher)
-            .config(config)
-            .build();
+    Runnable start;
+    Consumer<Duration> stop;
+    if (wal) {
+      WalRelay relay =
+          WalRelay.builder()
+              .name(relayName)
+              .dataSource(dataSource)
+              .schema(schema)
+              .publisher(publisher)
+              .config(config)
+              .build();
+      start = relay::start;
+      stop = relay::stop;
+    } else {
+      OutboxRelay relay =
+          OutboxRelay.builder()
+              .name(relayName)
+              .dataSource(dataSource)
+              .schema(schema)
+              .publisher(publisher)
+              .config(config)
+              .build();
+      start = relay::start;
+      stop = relay::stop;
+    }
     CountDownLatch stopped = new CountDownLatch(1);
     Runtime.getRuntime()
         .addShutdownHook(
             new Thread(
                 () -> {
-                  relay.stop(Duration.ofSeconds(10));
+                  stop.accept(Duration.ofSeconds(10));
                   publisher.close();
                   dataSource.close();
                   stopped.countDown();
                 },
                 "relay-shutdown"));
-    relay.start();
+    startWhenTheDatabaseAnswers(start, relayName);
     System.out.println(
-        "relay " + relayName + " started: " + Secrets.mask(jdbcUrl) + " -> " + destination());
+        "relay "
+            + relayName
+            + " started ("
+            + source
+            + "): "
+            + Secrets.mask(jdbcUrl)
+            + " -> "
+            + destination());
     System.out.flush();
     stopped.await();
     return 0;
+  }
+
+  /**
+   * Starts the relay, trying again every second while the start fails for want of the database (a
+   * WAL relay prepares its slot at start; the chaos run restarts relays while PostgreSQL is down):
+   * a relay process never gives up. Anything else (a setting, a grant) fails the command.
+   */
+  private static void startWhenTheDatabaseAnswers(Runnable start, String relayName)
+      throws InterruptedException {
+    while (true) {
+      try {
+        start.run();
+        return;
+      } catch (RuntimeException e) {
+        if (!(e.getCause() instanceof SQLException)) {
+          throw e;
+        }
+        System.err.println(
+            "relay "
+                + relayName
+                + " could not start ("
+                + e.getMessage()
+                + "); trying again in 1 s");
+        TimeUnit.SECONDS.sleep(1);
+      }
+    }
+  }
+
+  private boolean isWal() {
+    return switch (source) {
+      case "table" -> false;
+      case "wal" -> true;
+      default ->
+          throw new IllegalArgumentException("--source must be table or wal, was '" + source + "'");
+    };
   }
 
   private DeadLetterPolicy policy() {

@@ -54,6 +54,15 @@ public final class WalReader implements Runnable {
   static final Duration IDLE_SLICE = Duration.ofMillis(100);
 
   /**
+   * How often an idle reader asks the server whether its WAL sender still streams the slot. A
+   * stream whose connection died silently (the server crashed behind a proxy, a network partition)
+   * reads as idle forever: pgjdbc's non-blocking read sees no data and no error. Once the server
+   * has ended the WAL sender (at once after a crash, after {@code wal_sender_timeout} of silence),
+   * the slot shows another process or none, and the reader attaches again.
+   */
+  static final Duration STREAM_CHECK_EVERY = Duration.ofSeconds(5);
+
+  /**
    * Completion work items queued before the reader stops reading and lets the completer catch up.
    */
   static final int MAX_COMPLETER_BACKLOG = 64;
@@ -89,6 +98,8 @@ public final class WalReader implements Runnable {
   private long submittedAck;
   private long sentAck;
   private boolean standbyLogged;
+  private int streamPid;
+  private long lastStreamCheck;
   private final List<ClaimedRow> batch = new ArrayList<>();
 
   /** A reader; {@link #start()} submits its first task. */
@@ -247,6 +258,8 @@ public final class WalReader implements Runnable {
     }
     connection = opened;
     stream = started;
+    streamPid = opened.unwrap(PGConnection.class).getBackendPID();
+    lastStreamCheck = System.nanoTime();
     rows = new WalRows(schema);
     inTransaction = false;
     batch.clear();
@@ -316,6 +329,9 @@ public final class WalReader implements Runnable {
         case PgOutputDecoder.Ignored i -> {}
       }
     }
+    if (batch.isEmpty()) {
+      checkStillStreaming();
+    }
     long ackLsn = ackable;
     if (!batch.isEmpty()) {
       List<ClaimedRow> taken = List.copyOf(batch);
@@ -327,6 +343,29 @@ public final class WalReader implements Runnable {
     }
     applyAck(current);
     schedule(0);
+  }
+
+  /**
+   * Every {@link #STREAM_CHECK_EVERY}, while idle: fails (and the reader attaches again) when the
+   * slot is no longer streamed by this reader's WAL sender.
+   */
+  private void checkStillStreaming() throws SQLException {
+    long now = System.nanoTime();
+    if (now - lastStreamCheck < STREAM_CHECK_EVERY.toNanos()) {
+      return;
+    }
+    lastStreamCheck = now;
+    Integer pid = slot.readerPid();
+    if (pid == null || pid != streamPid) {
+      throw new SQLException(
+          "the server no longer streams replication slot "
+              + slot.slotName()
+              + " to this reader (its WAL sender "
+              + streamPid
+              + " is gone"
+              + (pid == null ? "" : ", process " + pid + " streams it")
+              + "): the connection died silently");
+    }
   }
 
   /** With nothing in flight and no transaction half read, the slot may move to what was read. */

@@ -7,6 +7,7 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
+import java.time.Duration;
 import javax.sql.DataSource;
 import org.jspecify.annotations.Nullable;
 
@@ -87,8 +88,26 @@ public final class WalSlot {
     }
   }
 
+  /**
+   * The process id of the WAL sender streaming the slot (its reader's replication connection), or
+   * null when none streams it or the slot is gone.
+   */
+  public @Nullable Integer readerPid() throws SQLException {
+    try (Connection connection = dataSource.getConnection();
+        PreparedStatement ps = connection.prepareStatement(WalStatements.SLOT_READER_PID)) {
+      ps.setString(1, slotName);
+      try (ResultSet rs = ps.executeQuery()) {
+        if (!rs.next()) {
+          return null;
+        }
+        int pid = rs.getInt(1);
+        return rs.wasNull() ? null : pid;
+      }
+    }
+  }
+
   private @Nullable WalSlotStats read(Connection connection) throws SQLException {
-    try (PreparedStatement ps = connection.prepareStatement(WalStatements.SLOT)) {
+    try (PreparedStatement ps = connection.prepareStatement(WalStatements.slot(schema))) {
       ps.setString(1, slotName);
       try (ResultSet rs = ps.executeQuery()) {
         if (!rs.next()) {
@@ -102,9 +121,32 @@ public final class WalSlot {
                   + rs.getString(1)
                   + "): give the WAL relay another slotName, or drop it");
         }
-        return new WalSlotStats(slotName, rs.getBoolean(5), rs.getLong(4), rs.getString(3));
+        return stats(slotName, rs);
       }
     }
+  }
+
+  /**
+   * The state of slot {@code slotName} for the outbox in {@code schema}, or null when this database
+   * has no such slot; whatever its plugin (for {@code OutboxAdmin}, which only reports).
+   */
+  public static @Nullable WalSlotStats read(Connection connection, String schema, String slotName)
+      throws SQLException {
+    try (PreparedStatement ps = connection.prepareStatement(WalStatements.slot(schema))) {
+      ps.setString(1, slotName);
+      try (ResultSet rs = ps.executeQuery()) {
+        return rs.next() && rs.getBoolean(2) ? stats(slotName, rs) : null;
+      }
+    }
+  }
+
+  private static WalSlotStats stats(String slotName, ResultSet rs) throws SQLException {
+    return new WalSlotStats(
+        slotName,
+        rs.getBoolean(5),
+        rs.getLong(4),
+        Duration.ofMillis(rs.getLong(6)),
+        rs.getString(3));
   }
 
   private void checkWalLevel(Connection connection) throws SQLException {

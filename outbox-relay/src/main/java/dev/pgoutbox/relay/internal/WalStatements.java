@@ -46,11 +46,27 @@ final class WalStatements {
 
   static final String WAL_LEVEL = "SHOW wal_level";
 
-  /** Bind 1: the slot name. */
-  static final String SLOT =
-      "SELECT plugin, database = current_database(), wal_status,"
-          + " pg_wal_lsn_diff(pg_current_wal_lsn(), confirmed_flush_lsn)::bigint, active"
-          + " FROM pg_replication_slots WHERE slot_name = ?";
+  /**
+   * The slot's state ({@link dev.pgoutbox.relay.WalSlotStats}); bind 1: the slot name. Columns:
+   * plugin, whether it is this database's, wal_status, lag in bytes, active, and lag in
+   * milliseconds: the age of the first pending event (by position) that is not parked, the oldest
+   * one the slot has not confirmed (0 when none; the pending index serves it, as it serves {@code
+   * OutboxAdmin.oldestPendingAge}).
+   */
+  static String slot(String schema) {
+    return "SELECT plugin, database = current_database(), wal_status,"
+        + " coalesce(pg_wal_lsn_diff(pg_current_wal_lsn(), confirmed_flush_lsn), 0)::bigint,"
+        + " active, coalesce((SELECT greatest(0, (extract(epoch from clock_timestamp()"
+        + " - e.created_at) * 1000)::bigint) FROM "
+        + schema
+        + ".outbox_events e WHERE e.processed_at IS NULL AND NOT e.parked"
+        + " ORDER BY e.position LIMIT 1), 0)"
+        + " FROM pg_replication_slots WHERE slot_name = ?";
+  }
+
+  /** The WAL sender streaming the slot, null when none; bind 1: the slot name. */
+  static final String SLOT_READER_PID =
+      "SELECT active_pid FROM pg_replication_slots WHERE slot_name = ?";
 
   /** Binds 1 and 2: the slot name and the plugin. */
   static final String CREATE_SLOT = "SELECT pg_create_logical_replication_slot(?, 'pgoutput')";

@@ -37,7 +37,9 @@ import org.jspecify.annotations.Nullable;
  *   <li>{@code outbox_events_pending}, {@code outbox_dead_letters}, {@code
  *       outbox_blocked_aggregates}, {@code outbox_oldest_pending_age_seconds}: read from the
  *       database every {@code metricsRefreshInterval} (10 s by default), not on each scrape;
- *   <li>{@code outbox_wal_slot_lag_bytes}: a {@code WalRelay}'s slot lag, read likewise.
+ *   <li>{@code outbox_wal_slot_lag_bytes} and {@code outbox_wal_slot_lag_seconds}: a {@code
+ *       WalRelay}'s slot lag in WAL bytes and in time ({@link WalSlotStats#lagTime()}), read
+ *       likewise;
  *   <li>the table's health, read with them: {@code outbox_oldest_transaction_age_seconds} (the
  *       oldest open transaction in the database, which holds back vacuum), {@code
  *       outbox_table_dead_tuples}, {@code outbox_table_dead_tuple_ratio}, {@code
@@ -66,6 +68,7 @@ public final class MicrometerRelayMetrics implements RelayListener {
   private final AtomicLong deadLetters = new AtomicLong();
   private final AtomicLong blockedAggregates = new AtomicLong();
   private final AtomicLong walSlotLagBytes = new AtomicLong();
+  private final AtomicLong walSlotLagMillis = new AtomicLong();
   private final AtomicLong oldestPendingAgeMillis = new AtomicLong();
   private final AtomicLong oldestTransactionAgeMillis = new AtomicLong();
   private final AtomicReference<OutboxTableStats> table =
@@ -117,6 +120,12 @@ public final class MicrometerRelayMetrics implements RelayListener {
     Gauge.builder("outbox.wal.slot.lag", walSlotLagBytes, AtomicLong::doubleValue)
         .description("WAL written since the WAL relay's slot's confirmed position")
         .baseUnit("bytes")
+        .tag("relay", relay)
+        .register(registry);
+    Gauge.builder("outbox.wal.slot.lag.seconds", walSlotLagMillis, v -> v.doubleValue() / 1000.0)
+        .description(
+            "How long the oldest event behind the WAL relay's slot (pending, not parked) has waited")
+        .baseUnit("seconds")
         .tag("relay", relay)
         .register(registry);
     Gauge.builder(
@@ -235,5 +244,6 @@ public final class MicrometerRelayMetrics implements RelayListener {
   @Override
   public void onWalSlot(WalSlotStats slot) {
     walSlotLagBytes.set(slot.lagBytes());
+    walSlotLagMillis.set(slot.lagTime().toMillis());
   }
 }

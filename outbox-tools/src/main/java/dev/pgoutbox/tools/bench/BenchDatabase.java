@@ -46,7 +46,11 @@ final class BenchDatabase implements AutoCloseable {
       url = System.getenv(URL_VARIABLE);
     }
     if (url != null && !url.isBlank()) {
-      return new BenchDatabase(url, options.schema, null);
+      BenchDatabase given = new BenchDatabase(url, options.schema, null);
+      if (logicalDecoding) {
+        given.requireLogicalDecoding();
+      }
+      return given;
     }
     System.err.println(
         "bench: no --jdbc-url or $" + URL_VARIABLE + "; starting an embedded PostgreSQL");
@@ -55,6 +59,30 @@ final class BenchDatabase implements AutoCloseable {
             ? EmbeddedPostgresServer.start(EmbeddedPostgresServer.LOGICAL_DECODING)
             : EmbeddedPostgresServer.start();
     return new BenchDatabase(embedded.jdbcUrl(), options.schema, embedded);
+  }
+
+  /**
+   * Fails, naming {@code wal_level} and how to set it, unless the server can decode its WAL: the
+   * WAL runs need a logical replication slot.
+   */
+  private void requireLogicalDecoding() {
+    String level;
+    try {
+      level = show("wal_level");
+    } catch (SQLException e) {
+      throw new IllegalStateException(
+          "--source wal: could not read wal_level from the given PostgreSQL: " + e.getMessage(), e);
+    }
+    if (!"logical".equals(level)) {
+      throw new IllegalStateException(
+          "--source wal needs a PostgreSQL with wal_level = logical, the given one runs with"
+              + " wal_level = "
+              + level
+              + ": run ALTER SYSTEM SET wal_level = logical there and restart it, or leave out"
+              + " --jdbc-url (and $"
+              + URL_VARIABLE
+              + ") to measure on an embedded PostgreSQL started with it");
+    }
   }
 
   String schema() {

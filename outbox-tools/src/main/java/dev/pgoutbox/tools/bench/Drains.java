@@ -232,7 +232,7 @@ final class Drains {
   }
 
   /** A fresh publication on the bench schema's outbox and a fresh pgoutput slot; their name. */
-  private static String walSlot(BenchDatabase db) throws Exception {
+  static String walSlot(BenchDatabase db) throws Exception {
     String slot = "pgoutbox_bench_" + db.schema();
     if (slot.length() > 63) {
       slot = slot.substring(0, 63);
@@ -248,7 +248,21 @@ final class Drains {
     return slot;
   }
 
-  private static void dropWalSlot(BenchDatabase db, String slot) throws Exception {
+  /**
+   * Drops the slot and the publication of {@link #walSlot}. A relay that just stopped may leave its
+   * WAL sender running for a moment: the slot cannot be dropped while it is active, so this waits
+   * (at most 10 s) for it to be released.
+   */
+  static void dropWalSlot(BenchDatabase db, String slot) throws Exception {
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+    while (db.queryLong(
+                "SELECT count(*) FROM pg_replication_slots WHERE active AND slot_name = '"
+                    + slot
+                    + "'")
+            > 0
+        && System.nanoTime() < deadline) {
+      Thread.sleep(20);
+    }
     db.execute(
         "SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE slot_name = '"
             + slot

@@ -4,8 +4,10 @@ import dev.pgoutbox.core.Outbox;
 import dev.pgoutbox.relay.OutboxMessage;
 import dev.pgoutbox.relay.OutboxRelay;
 import dev.pgoutbox.relay.PublishResult;
+import dev.pgoutbox.relay.Publisher;
 import dev.pgoutbox.relay.RelayConfig;
 import dev.pgoutbox.relay.RelayListener;
+import dev.pgoutbox.relay.WalRelay;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -22,20 +24,22 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import org.HdrHistogram.Histogram;
+import org.jspecify.annotations.Nullable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 /**
  * {@code bench latency}: commit-to-publish latency while writers commit one-event transactions at a
- * steady rate, with the relay woken by notifications or polling.
+ * steady rate, with the table relay woken by notifications or polling, or with the WAL relay
+ * reading its slot.
  */
 @Command(
     name = "latency",
     mixinStandardHelpOptions = true,
     description =
         "--writers commit one-event transactions at --rate events/s for --seconds while relays"
-            + " run (wake-up on, or --poll-only); commit-to-publish percentiles.")
+            + " run (wake-up on, or --poll-only; or --source wal); commit-to-publish percentiles.")
 final class LatencyCommand implements Callable<Integer> {
 
   @Mixin BenchOptions options;
@@ -60,6 +64,17 @@ final class LatencyCommand implements Callable<Integer> {
 
   @Option(names = "--poll-only", description = "Relays poll instead of listening for notifications")
   boolean pollOnly;
+
+  @Option(
+      names = "--source",
+      defaultValue = "table",
+      description =
+          "table: OutboxRelay; wal: one WalRelay reading a logical replication slot (wake_up"
+              + " stream; its batches start once the reader has decoded them, so wait_* is commit"
+              + " to decoded and claim_* the reader's step before the publish; needs"
+              + " wal_level=logical: the embedded PostgreSQL is started with it)"
+              + " (default ${DEFAULT-VALUE})")
+  String source = "table";
 
   @Option(
       names = "--max-drain-seconds",
@@ -105,12 +120,19 @@ final class LatencyCommand implements Callable<Integer> {
           "--writers, --rate and --relays must be at least 1, --max-drain-seconds,"
               + " --progress-seconds and --warmup-seconds at least 0");
     }
+    boolean wal = DrainCommand.isWal(source);
+    if (wal && (relays != 1 || pollOnly)) {
+      throw new IllegalArgumentException(
+          "--source wal measures one WAL relay, which reads its slot: --relays must be 1 and"
+              + " --poll-only is for --source table");
+    }
     long pendingAtEnd;
     double writeSeconds;
     double waitedSeconds;
     Double drainSeconds = null;
-    try (BenchDatabase db = BenchDatabase.open(options)) {
+    try (BenchDatabase db = BenchDatabase.open(options, wal)) {
       db.resetSchema();
+      @Nullable String slot = wal ? Drains.walSlot(db) : null;
       Outbox outbox = Outbox.builder().schema(db.schema()).build();
       Map<UUID, Long> committedAt = new ConcurrentHashMap<>();
       Map<UUID, Long> publishedAt = new ConcurrentHashMap<>();
@@ -120,7 +142,7 @@ final class LatencyCommand implements Callable<Integer> {
               .listenForNotifications(!pollOnly)
               .pollInterval(Duration.ofMillis(pollIntervalMillis))
               .build();
-      List<OutboxRelay> running = new ArrayList<>();
+      List<AutoCloseable> running = new ArrayList<>();
       List<ScheduledExecutorService> executors = new ArrayList<>();
       Map<String, Integer> written = new ConcurrentHashMap<>();
       Histogram batchMicros = Micros.histogram();
@@ -144,8 +166,44 @@ final class LatencyCommand implements Callable<Integer> {
               breakdown.onBatch(report.duration());
             }
           };
+      Publisher publisher =
+          batch -> {
+            long now = System.nanoTime();
+            for (OutboxMessage message : batch) {
+              publishedAt.putIfAbsent(message.id(), now);
+            }
+            deliveries.addAll(batch);
+            return CompletableFuture.completedFuture(
+                Collections.nCopies(batch.size(), PublishResult.published()));
+          };
       try {
-        for (int i = 0; i < relays; i++) {
+        if (slot != null) {
+          ScheduledExecutorService executor =
+              Executors.newScheduledThreadPool(WalRelay.OWN_THREADS, Thread.ofVirtual().factory());
+          executors.add(executor);
+          WalRelay relay =
+              WalRelay.builder()
+                  .name("latency-wal")
+                  .dataSource(db.pool(3))
+                  .schema(db.schema())
+                  .executor(executor)
+                  .slotName(slot)
+                  .publicationName(slot)
+                  .config(config)
+                  .listener(batchTimer)
+                  .publisher(publisher)
+                  .build();
+          running.add(relay);
+          relay.start();
+          long attachDeadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+          while (!relay.isReading() && System.nanoTime() < attachDeadline) {
+            TimeUnit.MILLISECONDS.sleep(10);
+          }
+          if (!relay.isReading()) {
+            throw new IllegalStateException("the WAL relay did not attach to its slot in 30 s");
+          }
+        }
+        for (int i = 0; slot == null && i < relays; i++) {
           // Two threads, as the relay's docs advise: its gauge refresh must not queue behind it.
           ScheduledExecutorService executor =
               Executors.newScheduledThreadPool(2, Thread.ofVirtual().factory());
@@ -158,21 +216,12 @@ final class LatencyCommand implements Callable<Integer> {
                   .executor(executor)
                   .config(config)
                   .listener(batchTimer)
-                  .publisher(
-                      batch -> {
-                        long now = System.nanoTime();
-                        for (OutboxMessage message : batch) {
-                          publishedAt.putIfAbsent(message.id(), now);
-                        }
-                        deliveries.addAll(batch);
-                        return CompletableFuture.completedFuture(
-                            Collections.nCopies(batch.size(), PublishResult.published()));
-                      })
+                  .publisher(publisher)
                   .build();
           running.add(relay);
           relay.start();
         }
-        TimeUnit.MILLISECONDS.sleep(500); // relays idle and listening
+        TimeUnit.MILLISECONDS.sleep(500); // relays idle and listening (or attached to the slot)
 
         long writeStart = System.nanoTime();
         measureFrom.set(writeStart + TimeUnit.SECONDS.toNanos(warmupSeconds));
@@ -211,8 +260,13 @@ final class LatencyCommand implements Callable<Integer> {
           drainSeconds = Result.round(waitedSeconds, 3);
         }
       } finally {
-        running.forEach(OutboxRelay::close);
+        for (AutoCloseable relay : running) {
+          relay.close();
+        }
         executors.forEach(ExecutorService::shutdownNow);
+        if (slot != null) {
+          Drains.dropWalSlot(db, slot);
+        }
       }
 
       Histogram latency = Micros.histogram();
@@ -235,7 +289,8 @@ final class LatencyCommand implements Callable<Integer> {
               .put("writers", writers)
               .put("rate", rate)
               .put("relays", relays)
-              .put("wake_up", pollOnly ? "poll-only" : "notify")
+              .put("source", source)
+              .put("wake_up", wal ? "stream" : pollOnly ? "poll-only" : "notify")
               .put("poll_interval_ms", pollIntervalMillis)
               .put("events", committedAt.size())
               .put("seconds", duration)

@@ -60,11 +60,24 @@ import picocli.CommandLine.Spec;
           + " reasons, held, retried and the waits. Exit code 1 on any loss, reordering,"
           + " unexplained dead letter or count mismatch; exit code 3 when the checker could not"
           + " read everything the broker holds (checker_error: nothing is counted as lost then).",
-      "Runs on its own embedded PostgreSQL (it kills it) and, by default, an embedded Kafka."
+      "Runs on its own embedded PostgreSQL (it kills it) and, by default, an embedded Kafka.",
+      "With --source wal the relays are WAL relays (WalRelay): one reads the outbox's logical"
+          + " replication slot, the others stand by and drain parked events; each relay kill kills"
+          + " the reader (its WAL sender ends with it), and the embedded PostgreSQL runs with"
+          + " wal_level=logical."
     })
 public final class ChaosCommand implements Callable<Integer> {
 
   private static final String SCHEMA = "public";
+
+  /** The WAL relays' slot: {@code WalRelay}'s default for {@link #SCHEMA}. */
+  private static final String WAL_SLOT = "pgoutbox_" + SCHEMA;
+
+  /**
+   * With --source wal: logical decoding, and a WAL sender that gives up on a silent reader after 5
+   * s (60 s by default), so that the slot is free soon after its reader is frozen or cut off.
+   */
+  private static final Map<String, String> WAL_SETTINGS = walSettings();
 
   /** How long the checker may take, at the verdict, to read what the broker holds. */
   private static final Duration CHECKER_GRACE = Duration.ofSeconds(10);
@@ -105,6 +118,15 @@ public final class ChaosCommand implements Callable<Integer> {
       defaultValue = "400",
       description = "Events per second, all writers together (default: ${DEFAULT-VALUE})")
   int rate = 400;
+
+  @Option(
+      names = "--source",
+      paramLabel = "SOURCE",
+      defaultValue = "table",
+      description =
+          "table: the relays claim from the table (OutboxRelay); wal: they read a logical"
+              + " replication slot (WalRelay) (default: ${DEFAULT-VALUE})")
+  String source = "table";
 
   @Option(
       names = "--broker",
@@ -230,11 +252,16 @@ public final class ChaosCommand implements Callable<Integer> {
     Path runDir = Files.createTempDirectory("pgoutbox-chaos");
     Deque<AutoCloseable> resources = new ArrayDeque<>();
     try {
-      EmbeddedPostgresServer postgres = EmbeddedPostgresServer.start(runDir.resolve("postgres"));
+      boolean wal = source.equals("wal");
+      EmbeddedPostgresServer postgres =
+          EmbeddedPostgresServer.start(runDir.resolve("postgres"), wal ? WAL_SETTINGS : Map.of());
       resources.push(postgres);
       HikariDataSource dataSource = pool(postgres.jdbcUrl(), writers + 2);
       resources.push(dataSource);
       OutboxSchema.migrate(dataSource, SCHEMA);
+      if (wal) {
+        createWalSlot(dataSource);
+      }
       TcpProxy relayNetwork = TcpProxy.to(postgres.port());
       resources.push(relayNetwork);
       ChaosBroker chaosBroker = startBroker();
@@ -262,7 +289,9 @@ public final class ChaosCommand implements Callable<Integer> {
               "--dead-letter-policy",
               deadLetterPolicy,
               "--max-retry-hint",
-              Integer.toString(relayMaxRetryHint)));
+              Integer.toString(relayMaxRetryHint),
+              "--source",
+              source));
       if (faultsOn) {
         relayArguments.addAll(
             List.of(
@@ -280,9 +309,10 @@ public final class ChaosCommand implements Callable<Integer> {
 
       log.printf(
           Locale.ROOT,
-          "chaos run: %d relay processes (dead-letter policy %s), %d writers (%d per aggregate),"
-              + " %d aggregates, %d s at %d events/s, broker %s%n  run directory %s%n",
+          "chaos run: %d %s relay processes (dead-letter policy %s), %d writers (%d per"
+              + " aggregate), %d aggregates, %d s at %d events/s, broker %s%n  run directory %s%n",
           relays,
+          wal ? "WAL" : "table",
           policy,
           writers,
           Math.min(writersPerAggregate, writers),
@@ -332,7 +362,15 @@ public final class ChaosCommand implements Callable<Integer> {
               runSeed,
               faultsOn ? poisonEvery : 0);
       FaultInjector faults =
-          new FaultInjector(plan, fleet, chaosBroker, postgres, relayNetwork, dataSource, log);
+          new FaultInjector(
+              plan,
+              fleet,
+              chaosBroker,
+              postgres,
+              relayNetwork,
+              dataSource,
+              wal ? WAL_SLOT : null,
+              log);
       DeadLetterRetrier retrier =
           retryDeadLettersEvery == 0
               ? null
@@ -398,6 +436,7 @@ public final class ChaosCommand implements Callable<Integer> {
       report
           .put("scenario", "chaos")
           .put("broker", broker)
+          .put("source", source)
           .put("relays", relays)
           .put("writers", writers)
           .put("writers_per_aggregate", Math.min(writersPerAggregate, writers))
@@ -445,6 +484,7 @@ public final class ChaosCommand implements Callable<Integer> {
                   : Math.round((checker.longestWaitWrittenAt() - startedAtMillis) / 100.0) / 10.0)
           .put("drain_seconds", Math.round(drainSeconds * 10) / 10.0)
           .put("relay_kills", fleet.kills())
+          .put("reader_kills", wal ? faults.readerKills() : null)
           .put("relay_starts", fleet.starts())
           .put("relay_freezes", plan.count(Kind.RELAY_FREEZE))
           .put("frozen_in_transaction", faults.frozenInTransaction())
@@ -565,6 +605,10 @@ public final class ChaosCommand implements Callable<Integer> {
           spec.commandLine(),
           "--dead-letter-policy must be hold or release, was '" + deadLetterPolicy + "'");
     }
+    if (!List.of("table", "wal").contains(source)) {
+      throw new ParameterException(
+          spec.commandLine(), "--source must be table or wal, was '" + source + "'");
+    }
     if (!List.of("kafka", "rabbitmq", "nats").contains(broker)) {
       throw new ParameterException(
           spec.commandLine(), "--broker must be kafka, rabbitmq or nats, was '" + broker + "'");
@@ -577,6 +621,30 @@ public final class ChaosCommand implements Callable<Integer> {
           spec.commandLine(),
           option + " must be between " + min + " and " + max + ", was " + value);
     }
+  }
+
+  /**
+   * Creates the WAL relays' publication and slot before any relay or writer starts, as an operator
+   * would: every event is then decoded from the slot, and no relay races another to create it.
+   */
+  private static void createWalSlot(HikariDataSource dataSource) throws SQLException {
+    try (Connection connection = dataSource.getConnection();
+        Statement statement = connection.createStatement()) {
+      statement.execute(
+          "CREATE PUBLICATION "
+              + WAL_SLOT
+              + " FOR TABLE "
+              + SCHEMA
+              + ".outbox_events WITH (publish = 'insert')");
+      statement.execute(
+          "SELECT pg_create_logical_replication_slot('" + WAL_SLOT + "', 'pgoutput')");
+    }
+  }
+
+  private static Map<String, String> walSettings() {
+    Map<String, String> settings = new java.util.HashMap<>(EmbeddedPostgresServer.LOGICAL_DECODING);
+    settings.put("wal_sender_timeout", "5s");
+    return Map.copyOf(settings);
   }
 
   private ChaosBroker startBroker() throws Exception {

@@ -188,7 +188,9 @@ final class ChaosReport {
         out,
         "faults",
         r.get("relay_kills")
-            + " relay kills, "
+            + (r.get("reader_kills") == null
+                ? " relay kills, "
+                : " relay kills (" + r.get("reader_kills") + " of the WAL slot's reader), ")
             + r.get("relay_freezes")
             + " relay freezes ("
             + r.get("frozen_in_transaction")

@@ -8,23 +8,35 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.LockSupport;
 import javax.sql.DataSource;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Carries out a {@link FaultPlan} on its own thread: each fault is done at its time and undone
  * {@code down} seconds later. Steps run one after another, so a slow step (a PostgreSQL restart)
- * delays the next ones; the log shows when each really happened.
+ * delays the next ones; the log shows when each really happened. With WAL relays, a relay kill
+ * kills the relay that streams the slot (the reader: its WAL sender ends with it), waiting up to
+ * {@link #READER_WAIT}, but never past the time of another fault's next step (its own restart may
+ * come late), for one to attach (after a start, a crash or a take-over); when none does, or the
+ * reader is frozen, the planned relay.
  */
 final class FaultInjector {
 
   private record Step(double at, Fault fault, boolean undo) {}
+
+  /** How long a relay kill waits for a WAL reader to kill. */
+  static final Duration READER_WAIT = Duration.ofSeconds(10);
 
   private final FaultPlan plan;
   private final RelayFleet relays;
@@ -35,6 +47,10 @@ final class FaultInjector {
   private final DataSource database;
   private final AtomicInteger failures = new AtomicInteger();
   private final AtomicInteger frozenInTransaction = new AtomicInteger();
+  private final AtomicInteger readerKills = new AtomicInteger();
+  private final @Nullable String walSlot;
+  private final Map<Fault, Integer> killed = new ConcurrentHashMap<>();
+  private final Set<Integer> frozen = ConcurrentHashMap.newKeySet();
   private Thread thread;
 
   FaultInjector(
@@ -44,8 +60,10 @@ final class FaultInjector {
       EmbeddedPostgresServer postgres,
       TcpProxy relayNetwork,
       DataSource database,
+      @Nullable String walSlot,
       PrintWriter log) {
     this.plan = plan;
+    this.walSlot = walSlot;
     this.relays = relays;
     this.broker = broker;
     this.postgres = postgres;
@@ -68,12 +86,22 @@ final class FaultInjector {
             .name("chaos-faults")
             .start(
                 () -> {
-                  for (Step step : steps) {
+                  for (int i = 0; i < steps.size(); i++) {
+                    Step step = steps.get(i);
                     long due = zero + (long) (step.at() * 1e9);
                     while (System.nanoTime() < due) {
                       LockSupport.parkNanos(due - System.nanoTime());
                     }
-                    run(step, (System.nanoTime() - zero) / 1e9);
+                    // The next step of another fault: a kill waiting for a reader may delay its
+                    // own restart, never the rest of the schedule.
+                    long nextDue = Long.MAX_VALUE;
+                    for (int j = i + 1; j < steps.size(); j++) {
+                      if (steps.get(j).fault() != step.fault()) {
+                        nextDue = zero + (long) (steps.get(j).at() * 1e9);
+                        break;
+                      }
+                    }
+                    run(step, (System.nanoTime() - zero) / 1e9, nextDue);
                   }
                 });
   }
@@ -103,12 +131,46 @@ final class FaultInjector {
     }
   }
 
+  /** Relay kills that killed the WAL relays' active reader. */
+  int readerKills() {
+    return readerKills.get();
+  }
+
+  /**
+   * The index of the relay streaming the WAL slot, or -1 (none, not WAL relays, or the database
+   * does not answer: PostgreSQL may be down).
+   */
+  private int reader() {
+    if (walSlot == null) {
+      return -1;
+    }
+    try (Connection connection = database.getConnection();
+        PreparedStatement query =
+            connection.prepareStatement(
+                "select a.application_name from pg_replication_slots s"
+                    + " join pg_stat_activity a on a.pid = s.active_pid where s.slot_name = ?")) {
+      query.setString(1, walSlot);
+      try (ResultSet rs = query.executeQuery()) {
+        if (rs.next()) {
+          for (int i = 0; i < relays.size(); i++) {
+            if (RelayFleet.name(i).equals(rs.getString(1))) {
+              return i;
+            }
+          }
+        }
+        return -1;
+      }
+    } catch (SQLException e) {
+      return -1;
+    }
+  }
+
   /** Steps that failed (logged): the run's faults were then not all as planned. */
   int failures() {
     return failures.get();
   }
 
-  private void run(Step step, double now) {
+  private void run(Step step, double now, long nextDueNanos) {
     Fault fault = step.fault();
     String what;
     try {
@@ -116,16 +178,32 @@ final class FaultInjector {
           switch (fault.kind()) {
             case RELAY_KILL -> {
               if (step.undo()) {
-                relays.start(fault.relay());
-                yield "started " + RelayFleet.name(fault.relay()) + " again";
+                int target = killed.getOrDefault(fault, fault.relay());
+                relays.start(target);
+                yield "started " + RelayFleet.name(target) + " again";
               }
-              relays.kill(fault.relay());
-              yield "SIGKILL " + RelayFleet.name(fault.relay());
+              int reader = reader();
+              long readerDeadline =
+                  Math.min(System.nanoTime() + READER_WAIT.toNanos(), nextDueNanos);
+              while (walSlot != null && reader < 0 && System.nanoTime() - readerDeadline < 0) {
+                LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(100));
+                reader = reader();
+              }
+              boolean killReader = reader >= 0 && !frozen.contains(reader);
+              int target = killReader ? reader : fault.relay();
+              killed.put(fault, target);
+              relays.kill(target);
+              if (killReader) {
+                readerKills.incrementAndGet();
+                yield "SIGKILL " + RelayFleet.name(target) + " (the slot's reader)";
+              }
+              yield "SIGKILL " + RelayFleet.name(target);
             }
             case RELAY_FREEZE -> {
               if (step.undo()) {
                 long open = openTransactions(fault.relay());
                 relays.thaw(fault.relay());
+                frozen.remove(fault.relay());
                 yield "SIGCONT "
                     + RelayFleet.name(fault.relay())
                     + " (it wakes up; "
@@ -134,6 +212,7 @@ final class FaultInjector {
                         : "it still holds " + open + " open transaction(s)")
                     + ")";
               }
+              frozen.add(fault.relay());
               relays.freeze(fault.relay());
               LockSupport.parkNanos(TimeUnit.SECONDS.toNanos(2)); // long enough to be idle
               boolean holding = openTransactions(fault.relay()) > 0;

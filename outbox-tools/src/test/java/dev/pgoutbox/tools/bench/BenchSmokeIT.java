@@ -9,6 +9,7 @@ import dev.pgoutbox.testing.TestDatabase;
 import dev.pgoutbox.testing.TestServer;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
+import java.io.PrintWriter;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Iterator;
@@ -17,6 +18,7 @@ import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.stream.Stream;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
@@ -183,6 +185,7 @@ class BenchSmokeIT {
           "writers",
           "rate",
           "relays",
+          "source",
           "wake_up",
           "poll_interval_ms",
           "events",
@@ -231,14 +234,59 @@ class BenchSmokeIT {
                 "wal_reordered",
                 "wal_duplicates",
                 "wal_remaining")),
-        scenario("ceiling --source wal", DATA, List.of("source", "decoded"), RUN));
+        scenario("ceiling --source wal", DATA, List.of("source", "decoded"), RUN),
+        scenario("latency --source wal --seconds 2", LATENCY, CHECK));
   }
 
   @ParameterizedTest
   @MethodSource("walScenarios")
   void walScenarioPrintsWhatItMeasuresAndVerifiesIt(String arguments, Set<String> expectedKeys)
       throws Exception {
-    run(arguments, expectedKeys, LogicalDecodingDatabase.get());
+    List<JsonNode> lines = run(arguments, expectedKeys, LogicalDecodingDatabase.get());
+    for (JsonNode line : lines) {
+      if (line.has("source")) {
+        assertThat(line.get("source").asText()).as("source").isEqualTo("wal");
+      }
+      if (arguments.startsWith("latency")) {
+        // Nothing crashes here: the reader publishes each event once.
+        assertThat(line.get("duplicates").asLong()).as("duplicates").isZero();
+      }
+    }
+  }
+
+  @Test
+  void aWalScenarioOnAServerWithoutLogicalDecodingSaysWhatItNeeds() throws Exception {
+    String level;
+    try (var connection = TestDatabase.get().connect();
+        var statement = connection.createStatement();
+        var rs = statement.executeQuery("show wal_level")) {
+      rs.next();
+      level = rs.getString(1);
+    }
+    ByteArrayOutputStream errors = new ByteArrayOutputStream();
+    CommandLine command = new CommandLine(new BenchCommand());
+    command.setErr(new PrintWriter(errors, true, StandardCharsets.UTF_8));
+    int exit =
+        command.execute(
+            "latency",
+            "--source",
+            "wal",
+            "--quick",
+            "--jdbc-url",
+            TestDatabase.get().jdbcUrl(),
+            "--schema",
+            "bench_smoke_not_logical");
+
+    if ("logical".equals(level)) {
+      // PGOUTBOX_TEST_JDBC_URL decodes: nothing to refuse, the run works.
+      assertThat(exit).as(errors.toString(StandardCharsets.UTF_8)).isZero();
+      return;
+    }
+    assertThat(exit).isNotZero();
+    assertThat(errors.toString(StandardCharsets.UTF_8))
+        .contains("needs a PostgreSQL with wal_level = logical")
+        .contains("wal_level = " + level)
+        .contains("ALTER SYSTEM SET wal_level = logical");
   }
 
   @ParameterizedTest
@@ -248,7 +296,7 @@ class BenchSmokeIT {
     run(arguments, expectedKeys, TestDatabase.get());
   }
 
-  private static void run(String arguments, Set<String> expectedKeys, TestServer server)
+  private static List<JsonNode> run(String arguments, Set<String> expectedKeys, TestServer server)
       throws Exception {
     String schema =
         "bench_smoke_" + Integer.toHexString(ThreadLocalRandom.current().nextInt(1 << 20));
@@ -297,6 +345,7 @@ class BenchSmokeIT {
       assertThat(line.get("pg_version").asText()).isNotBlank();
       assertSane(arguments, line);
     }
+    return lines;
   }
 
   /** A round's line: the single run's fields and its round number. */

@@ -7,6 +7,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.pgoutbox.tools.Main;
 import java.io.PrintWriter;
 import java.io.StringWriter;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 import picocli.CommandLine;
@@ -22,7 +23,9 @@ import picocli.CommandLine;
  * RabbitMQ run under HOLD_AGGREGATE (nothing after a dead letter goes out until it is retried),
  * NATS under RELEASE_AGGREGATE (successors go on; a retried dead letter may arrive late). Nothing
  * asserted depends on throughput, only on there having been real traffic. The full run's figures
- * are in the README ("Reliability").
+ * are in the README ("Reliability"). The WAL relays' run is shorter (20 s: relay kills that each
+ * kill the slot's reader, a broker outage, a PostgreSQL crash, a network cut and a partition; no
+ * freeze).
  */
 class ChaosCommandIT {
 
@@ -31,14 +34,8 @@ class ChaosCommandIT {
   @ParameterizedTest
   @CsvSource({"kafka, hold", "nats, release", "rabbitmq, hold"})
   void nothingIsLostOrReorderedThroughEveryFault(String broker, String policy) throws Exception {
-    StringWriter out = new StringWriter();
-    StringWriter err = new StringWriter();
-    CommandLine command = new CommandLine(new Main());
-    command.setOut(new PrintWriter(out, true));
-    command.setErr(new PrintWriter(err, true));
-
-    int exitCode =
-        command.execute(
+    Run run =
+        run(
             "chaos",
             "--broker",
             broker,
@@ -70,10 +67,7 @@ class ChaosCommandIT {
             "5",
             "--json");
 
-    String log = err.toString();
-    System.out.println(log);
-    System.out.println(out);
-    assertThat(exitCode).as(out + "\n" + log).isZero();
+    String log = run.log();
     assertThat(log)
         .as("the schedule is printed first, then each fault as it happens")
         .contains("fault schedule (seconds after the writers start; seed 11)")
@@ -85,7 +79,8 @@ class ChaosCommandIT {
         .contains("relays' network to PostgreSQL cut")
         .contains("relays' network to PostgreSQL partitioned")
         .contains("broker back");
-    JsonNode result = JSON.readTree(out.toString().strip());
+    JsonNode result = run.result();
+    assertThat(result.get("source").asText()).isEqualTo("table");
     assertThat(result.get("checker_error").isNull())
         .as("the checker read everything the broker holds: %s", result.get("checker_error"))
         .isTrue();
@@ -140,5 +135,102 @@ class ChaosCommandIT {
         .as("the PostgreSQL crash reached the writers")
         .isPositive();
     assertThat(result.get("ok").asBoolean()).isTrue();
+  }
+
+  @Test
+  void withWalRelaysNothingIsLostOrReorderedWhenTheReaderIsKilledAndPostgresCrashes()
+      throws Exception {
+    Run run =
+        run(
+            "chaos",
+            "--source",
+            "wal",
+            "--broker",
+            "kafka",
+            "--relays",
+            "2",
+            "--writers",
+            "4",
+            "--aggregates",
+            "100",
+            "--rate",
+            "200",
+            "--seconds",
+            "20",
+            "--kill-every",
+            "4",
+            "--seed",
+            "11",
+            "--relay-publish-timeout",
+            "1",
+            "--dead-letter-policy",
+            "hold",
+            "--writers-per-aggregate",
+            "2",
+            "--poison-every",
+            "200",
+            "--slow-batch-every",
+            "5",
+            "--retry-dead-letters-every",
+            "5",
+            "--json");
+
+    assertThat(run.log())
+        .contains("chaos run: 2 WAL relay processes")
+        .contains("(the slot's reader)")
+        .contains("PostgreSQL killed")
+        .contains("PostgreSQL restarted")
+        .contains("relays' network to PostgreSQL cut")
+        .contains("broker back");
+    JsonNode result = run.result();
+    assertThat(result.get("source").asText()).isEqualTo("wal");
+    assertThat(result.get("checker_error").isNull())
+        .as("the checker read everything the broker holds: %s", result.get("checker_error"))
+        .isTrue();
+    assertThat(result.get("verdict").asText()).isEqualTo("passed");
+    // As above, only ask for real traffic: a loaded machine writes far less than 200/s.
+    assertThat(result.get("written").asLong()).isGreaterThan(100);
+    assertThat(result.get("written_in_db").asLong()).isEqualTo(result.get("written").asLong());
+    assertThat(result.get("lost").asLong()).isZero();
+    assertThat(result.get("unaccounted").asLong()).isZero();
+    assertThat(result.get("reordered").asLong())
+        .as("first deliveries in the order the writers committed")
+        .isZero();
+    assertThat(result.get("commit_order_mismatches").asLong()).isZero();
+    assertThat(result.get("delivered_past_dead_letter").asLong()).isZero();
+    assertThat(result.get("unexpected").asLong()).isZero();
+    assertThat(result.get("dead_letters_injected").asLong())
+        .as("failures are parked and dead-lettered by the table relay as injected, no others")
+        .isEqualTo(result.get("dead_letters").asLong());
+    assertThat(result.get("relay_kills").asInt()).isEqualTo(4);
+    assertThat(result.get("reader_kills").asInt())
+        .as("the relay streaming the slot was killed, its WAL sender with it")
+        .isPositive();
+    assertThat(result.get("postgres_crashes").asInt()).isEqualTo(1);
+    assertThat(result.get("fault_failures").asInt()).isZero();
+    assertThat(result.get("relays_exited").asInt()).isZero();
+    assertThat(result.get("writer_retries").asLong())
+        .as("the PostgreSQL crash reached the writers")
+        .isPositive();
+    assertThat(result.get("ok").asBoolean()).isTrue();
+  }
+
+  /** What a run printed: its log (stderr), its JSON result, after asserting exit code 0. */
+  private record Run(String log, JsonNode result) {}
+
+  private static Run run(String... arguments) throws Exception {
+    StringWriter out = new StringWriter();
+    StringWriter err = new StringWriter();
+    CommandLine command = new CommandLine(new Main());
+    command.setOut(new PrintWriter(out, true));
+    command.setErr(new PrintWriter(err, true));
+
+    int exitCode = command.execute(arguments);
+
+    String log = err.toString();
+    System.out.println(log);
+    System.out.println(out);
+    assertThat(exitCode).as(out + "\n" + log).isZero();
+    return new Run(log, JSON.readTree(out.toString().strip()));
   }
 }

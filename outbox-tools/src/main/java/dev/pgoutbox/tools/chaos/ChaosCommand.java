@@ -79,6 +79,9 @@ public final class ChaosCommand implements Callable<Integer> {
    */
   private static final Map<String, String> WAL_SETTINGS = walSettings();
 
+  /** How long the run waits, before writing, for a WAL relay to stream the slot. */
+  private static final Duration READER_START_WAIT = Duration.ofSeconds(120);
+
   /** How long the checker may take, at the verdict, to read what the broker holds. */
   private static final Duration CHECKER_GRACE = Duration.ofSeconds(10);
 
@@ -351,6 +354,9 @@ public final class ChaosCommand implements Callable<Integer> {
       log.flush();
 
       fleet.startAll();
+      if (wal) {
+        awaitWalReader(dataSource, log);
+      }
       Writers writing =
           new Writers(
               dataSource,
@@ -639,6 +645,32 @@ public final class ChaosCommand implements Callable<Integer> {
       statement.execute(
           "SELECT pg_create_logical_replication_slot('" + WAL_SLOT + "', 'pgoutput')");
     }
+  }
+
+  /**
+   * Waits (at most {@link #READER_START_WAIT}) until a relay streams the slot, so that the first
+   * relay kill finds a reader to kill however slowly the relay processes start on a loaded machine.
+   */
+  private static void awaitWalReader(HikariDataSource dataSource, PrintWriter log)
+      throws SQLException {
+    long deadline = System.nanoTime() + READER_START_WAIT.toNanos();
+    while (System.nanoTime() - deadline < 0) {
+      try (Connection connection = dataSource.getConnection();
+          Statement statement = connection.createStatement();
+          ResultSet rs =
+              statement.executeQuery(
+                  "select count(*) from pg_replication_slots where active and slot_name = '"
+                      + WAL_SLOT
+                      + "'")) {
+        rs.next();
+        if (rs.getLong(1) > 0) {
+          return;
+        }
+      }
+      LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(100));
+    }
+    log.println(
+        "chaos: no relay streams the slot after " + READER_START_WAIT + "; starting anyway");
   }
 
   private static Map<String, String> walSettings() {

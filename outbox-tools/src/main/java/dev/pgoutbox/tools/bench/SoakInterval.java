@@ -35,7 +35,8 @@ record SoakInterval(
   /** The interval's JSON object; {@code t_s} is its end. */
   Map<String, Object> toMap() {
     Map<String, Object> map = new LinkedHashMap<>();
-    map.put("t_s", Result.round(endSeconds, 1));
+    // Milliseconds: the sample after writing can end within a tenth of a second of the last one.
+    map.put("t_s", Result.round(endSeconds, 3));
     map.put("phase", writing ? "writing" : "draining");
     map.put("holding_xmin", holding);
     map.put("committed", committed);

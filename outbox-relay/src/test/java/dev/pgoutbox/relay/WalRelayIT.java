@@ -179,6 +179,72 @@ class WalRelayIT {
         .isZero();
   }
 
+  /**
+   * A write transaction cut off by a network partition stays open on the server with its row locks
+   * until TCP gives up. In the chaos run a reader replayed the same failures into such locks, timed
+   * out and attached again, for minutes. Every transaction the WAL relay writes in must let
+   * PostgreSQL end it: a trigger records the settings each of them ran with.
+   */
+  @Test
+  void everyWriteTransactionOfTheWalRelayEndsItselfWhenItsConnectionIsLost() throws Exception {
+    try {
+      AtomicBoolean brokerRefusesBad = new AtomicBoolean(true);
+      RecordingPublisher publisher =
+          new RecordingPublisher()
+              .decide(
+                  m ->
+                      m.aggregateId().equals("bad") && brokerRefusesBad.get()
+                          ? PublishResult.retryable("broker says no")
+                          : PublishResult.published());
+      WalRelay relay = relay("write_settings", publisher, config().build());
+      relay.start();
+      Eventually.await("the reader attached", relay::isReading);
+      // From here on: creating the slot parks the backlog in one autocommit statement, which
+      // leaves no transaction open whatever happens to its connection.
+      String table = db.schema() + ".wal_write_settings";
+      db.execute(
+          "create table "
+              + table
+              + " (op text, app text, idle text, lock text);"
+              + " create function record_wal_write_settings() returns trigger language plpgsql as $$"
+              + " begin insert into "
+              + table
+              + " values (tg_op, current_setting('application_name'),"
+              + " current_setting('idle_in_transaction_session_timeout'),"
+              + " current_setting('lock_timeout'));"
+              + " return null; end $$;"
+              + " create trigger record_wal_write_settings after update or delete on outbox_events"
+              + " for each statement execute function record_wal_write_settings()");
+      Map<String, Integer> written = write(3, 1, 2);
+      Outbox outbox = Outbox.builder().schema(db.schema()).build();
+      db.dsl().transaction(tx -> outbox.append(tx.dsl(), event("bad", 1)));
+      Eventually.await(
+          "the bad event parked",
+          () -> db.queryLong("select count(*) from outbox_events where parked") == 1);
+      brokerRefusesBad.set(false);
+      Eventually.await("everything completed", () -> pending() == 0);
+      written.put("bad", 1);
+      DeliveryChecker.Verdict verdict =
+          DeliveryChecker.check(written, publisher.deliveredPayloads());
+      assertThat(verdict.lost()).isZero();
+
+      assertThat(db.queryLong("select count(*) from wal_write_settings"))
+          .as("parking, completing and the drainer's claim all wrote")
+          .isGreaterThanOrEqualTo(3);
+      assertThat(
+              db.queryString(
+                  "select coalesce(string_agg(op || ' by ' || app, ', '), 'none')"
+                      + " from wal_write_settings where idle = '0' or lock = '0'"))
+          .as("write transactions PostgreSQL would keep open forever once their client is gone")
+          .isEqualTo("none");
+    } finally {
+      db.execute(
+          "drop trigger if exists record_wal_write_settings on outbox_events;"
+              + " drop function if exists record_wal_write_settings();"
+              + " drop table if exists wal_write_settings");
+    }
+  }
+
   @Test
   void aStandbyTakesOverWhenTheActiveReaderDies() throws Exception {
     RecordingPublisher first = new RecordingPublisher();

@@ -12,6 +12,7 @@ import javax.sql.DataSource;
 import org.jooq.DSLContext;
 import org.jooq.SQLDialect;
 import org.jooq.impl.DSL;
+import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.extension.AfterAllCallback;
 import org.junit.jupiter.api.extension.BeforeAllCallback;
 import org.junit.jupiter.api.extension.ExtensionContext;
@@ -156,6 +157,20 @@ public final class TestSchema implements BeforeAllCallback, AfterAllCallback {
         throw new IllegalStateException("no row: " + sql);
       }
       return result.getLong(1);
+    } catch (SQLException e) {
+      throw new IllegalStateException(sql + ": " + e.getMessage(), e);
+    }
+  }
+
+  /** The first column of the first row of {@code sql}, as text (null when SQL NULL). */
+  public @Nullable String queryString(String sql) {
+    try (Connection connection = dataSource.getConnection();
+        Statement statement = connection.createStatement();
+        var result = statement.executeQuery(sql)) {
+      if (!result.next()) {
+        throw new IllegalStateException("no row: " + sql);
+      }
+      return result.getString(1);
     } catch (SQLException e) {
       throw new IllegalStateException(sql + ": " + e.getMessage(), e);
     }

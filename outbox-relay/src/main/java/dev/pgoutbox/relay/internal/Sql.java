@@ -1,6 +1,8 @@
 package dev.pgoutbox.relay.internal;
 
+import java.sql.Connection;
 import java.sql.PreparedStatement;
+import java.sql.SQLException;
 import java.time.Duration;
 import java.time.OffsetDateTime;
 import org.jooq.Condition;
@@ -30,6 +32,19 @@ public final class Sql {
           + " set_config('enable_seqscan', 'off', true),"
           + " set_config('enable_sort', 'off', true),"
           + " set_config('jit', 'off', true)";
+
+  /** The WAL relay's write transactions' settings; see {@link #configureWriteTransaction}. */
+  static final String CONFIGURE_WRITE_TRANSACTION =
+      "SELECT set_config('application_name', ?, true),"
+          + " set_config('idle_in_transaction_session_timeout', ?, true),"
+          + " set_config('lock_timeout', ?, true),"
+          + " set_config('synchronous_commit', ?, true)";
+
+  /**
+   * How long a WAL relay write transaction may sit idle or wait for a row lock. They never wait for
+   * a publisher, so this only bounds what a lost connection leaves behind.
+   */
+  static final Duration WRITE_TRANSACTION_TIMEOUT = Duration.ofSeconds(10);
 
   private Sql() {}
 
@@ -120,6 +135,29 @@ public final class Sql {
             statement.execute();
           }
         });
+  }
+
+  /**
+   * Settings local to one of the WAL relay's write transactions (parking failed events, completing
+   * published ones), sent as its first statement: its {@code application_name}, {@code
+   * synchronous_commit}, and {@link #WRITE_TRANSACTION_TIMEOUT} as {@code
+   * idle_in_transaction_session_timeout} and {@code lock_timeout}. A transaction whose connection a
+   * network partition cut off stays open on the server, idle, with its row locks, until TCP gives
+   * up (hours): the chaos run's reader replayed the same failures into those locks, timed out, and
+   * attached again, forever. With the timeout PostgreSQL ends such a session and the next attempt
+   * goes through.
+   */
+  static void configureWriteTransaction(
+      Connection connection, String applicationName, boolean synchronousCommit)
+      throws SQLException {
+    try (PreparedStatement statement = connection.prepareStatement(CONFIGURE_WRITE_TRANSACTION)) {
+      String timeout = Long.toString(WRITE_TRANSACTION_TIMEOUT.toMillis());
+      statement.setString(1, applicationName);
+      statement.setString(2, timeout);
+      statement.setString(3, timeout);
+      statement.setString(4, synchronousCommit ? "on" : "off");
+      statement.execute();
+    }
   }
 
   /**

@@ -5,7 +5,6 @@ import java.sql.Array;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.SQLException;
-import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -170,14 +169,7 @@ final class WalCompleter implements Runnable {
       boolean autoCommit = connection.getAutoCommit();
       connection.setAutoCommit(false);
       try {
-        try (Statement s = connection.createStatement()) {
-          s.execute(
-              "SET LOCAL synchronous_commit = "
-                  + (synchronousCommit ? "on" : "off")
-                  + "; SET LOCAL application_name = '"
-                  + applicationName.replace("'", "''")
-                  + "'");
-        }
+        Sql.configureWriteTransaction(connection, applicationName, synchronousCommit);
         try (PreparedStatement ps = connection.prepareStatement(sql)) {
           Array array = connection.createArrayOf("int8", all);
           try {

@@ -263,6 +263,12 @@ public final class WalReader implements Runnable {
     rows = new WalRows(schema);
     inTransaction = false;
     batch.clear();
+    // The new stream starts where the server's slot stands, which may be behind what the last
+    // stream read (a crash forgets confirmations since the last checkpoint) or acknowledged. A
+    // batch may only acknowledge commits read on this stream: the last stream's unsettled commits
+    // are read again, and acknowledging them before that skips their events for good.
+    ackable = 0;
+    sentAck = 0;
     loadParked();
     active = true;
     standbyLogged = false;
@@ -552,6 +558,9 @@ public final class WalReader implements Runnable {
       boolean autoCommit = c.getAutoCommit();
       c.setAutoCommit(false);
       try {
+        // Durable before the slot may move past these rows: they are neither published nor, if
+        // this commit were lost in a crash, parked.
+        Sql.configureWriteTransaction(c, Sql.applicationName(log.relayName()) + "-wal", true);
         marker.failed(DSL.using(c, SQLDialect.POSTGRES, settings), failures);
         try (PreparedStatement ps = c.prepareStatement(parkSql)) {
           Array array = c.createArrayOf("int8", positions.toArray(Long[]::new));

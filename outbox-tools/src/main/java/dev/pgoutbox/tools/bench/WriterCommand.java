@@ -17,6 +17,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import org.jspecify.annotations.Nullable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
@@ -38,7 +39,11 @@ final class WriterCommand implements Callable<Integer> {
     BUSINESS,
     FLOOR,
     OUTBOX,
-    OUTBOX_NOTIFY
+    OUTBOX_NOTIFY,
+    /** With a table relay publishing beside the writers (--with-relays). */
+    TABLE_RELAY,
+    /** With a WAL relay publishing beside the writers (--with-relays). */
+    WAL_RELAY
   }
 
   @Mixin BenchOptions options;
@@ -60,12 +65,25 @@ final class WriterCommand implements Callable<Integer> {
       description = "The variants take turns this many times, so load drift hits all alike")
   int rounds;
 
+  @Option(
+      names = "--with-relays",
+      description =
+          "Also run the outbox transaction (trigger on) while a table relay, then a WAL relay,"
+              + " publishes what the writers write (no-op publisher; needs wal_level=logical: the"
+              + " embedded PostgreSQL is started with it): table_relay_tx_per_s,"
+              + " wal_relay_tx_per_s, ratio_wal_relay_to_table_relay")
+  boolean withRelays;
+
   @Override
   public Integer call() throws Exception {
     List<Integer> clientCounts = clients != null ? clients : List.of(1, 4);
     int secondsPerVariant = seconds != null ? seconds : options.quick ? 2 : 12;
+    List<Variant> variants =
+        withRelays
+            ? List.of(Variant.values())
+            : List.of(Variant.BUSINESS, Variant.FLOOR, Variant.OUTBOX, Variant.OUTBOX_NOTIFY);
     boolean allVerified = true;
-    try (BenchDatabase db = BenchDatabase.open(options)) {
+    try (BenchDatabase db = BenchDatabase.open(options, withRelays)) {
       db.resetSchema();
       createBusinessTables(db);
       Outbox outbox = Outbox.builder().schema(db.schema()).build();
@@ -73,21 +91,31 @@ final class WriterCommand implements Callable<Integer> {
         Map<Variant, Long> committed = new EnumMap<>(Variant.class);
         Map<Variant, Double> elapsed = new EnumMap<>(Variant.class);
         long sliceMillis = Math.max(200, secondsPerVariant * 1000L / rounds);
+        Map<Variant, Long> relayed = new EnumMap<>(Variant.class);
         for (int round = 0; round < rounds; round++) {
-          for (Variant variant : Variant.values()) {
+          for (Variant variant : variants) {
             OutboxSchema.setNotifyTrigger(
-                db.pool(1), db.schema(), variant == Variant.OUTBOX_NOTIFY);
+                db.pool(1), db.schema(), variant != Variant.OUTBOX && variant != Variant.FLOOR);
+            BesideRelay relay = startRelayFor(db, variant);
             long start = System.nanoTime();
             long count = run(db, outbox, variant, clientCount, sliceMillis);
-            committed.merge(variant, count, Long::sum);
             elapsed.merge(variant, (System.nanoTime() - start) / 1e9, Double::sum);
+            committed.merge(variant, count, Long::sum);
+            if (relay != null) {
+              relay.stop();
+              relayed.merge(variant, relay.published(), Long::sum);
+            }
           }
         }
         long outboxRows = db.queryLong("SELECT count(*) FROM outbox_events");
-        long outboxCommits = committed.get(Variant.OUTBOX) + committed.get(Variant.OUTBOX_NOTIFY);
+        long outboxCommits =
+            committed.get(Variant.OUTBOX)
+                + committed.get(Variant.OUTBOX_NOTIFY)
+                + committed.getOrDefault(Variant.TABLE_RELAY, 0L)
+                + committed.getOrDefault(Variant.WAL_RELAY, 0L);
         Result result = new Result("writer").put("clients", clientCount);
         Map<Variant, Double> rate = new EnumMap<>(Variant.class);
-        for (Variant variant : Variant.values()) {
+        for (Variant variant : variants) {
           rate.put(variant, committed.get(variant) / elapsed.get(variant));
         }
         result
@@ -108,6 +136,17 @@ final class WriterCommand implements Callable<Integer> {
             // no order is checked.
             .put("lost", outboxCommits - outboxRows)
             .put("duplicates", Math.max(0, outboxRows - outboxCommits));
+        if (withRelays) {
+          result
+              .put("table_relay_tx_per_s", Result.round(rate.get(Variant.TABLE_RELAY), 0))
+              .put("wal_relay_tx_per_s", Result.round(rate.get(Variant.WAL_RELAY), 0))
+              .put(
+                  "ratio_wal_relay_to_table_relay",
+                  Result.round(rate.get(Variant.WAL_RELAY) / rate.get(Variant.TABLE_RELAY), 3))
+              // What each relay published while the writers ran: proof it was working.
+              .put("table_relay_published", relayed.get(Variant.TABLE_RELAY))
+              .put("wal_relay_published", relayed.get(Variant.WAL_RELAY));
+        }
         db.describe(result);
         result.print(System.out, options.json);
         allVerified &= result.verified();
@@ -116,6 +155,25 @@ final class WriterCommand implements Callable<Integer> {
       OutboxSchema.setNotifyTrigger(db.pool(1), db.schema(), true);
     }
     return allVerified ? 0 : 1;
+  }
+
+  /**
+   * For the relay variants: marks what earlier variants left pending as processed (so the relay
+   * publishes only what this variant writes), then starts the relay; null for the others.
+   */
+  private static @Nullable BesideRelay startRelayFor(BenchDatabase db, Variant variant)
+      throws Exception {
+    BesideRelay.@Nullable Kind kind =
+        switch (variant) {
+          case TABLE_RELAY -> BesideRelay.Kind.TABLE;
+          case WAL_RELAY -> BesideRelay.Kind.WAL;
+          default -> null;
+        };
+    if (kind == null) {
+      return null;
+    }
+    db.execute("UPDATE outbox_events SET processed_at = now() WHERE processed_at IS NULL");
+    return BesideRelay.start(db, kind);
   }
 
   private static void createBusinessTables(BenchDatabase db) throws Exception {
@@ -190,7 +248,7 @@ final class WriterCommand implements Callable<Integer> {
         Map<String, Object> payload =
             Map.of("orderId", orderId, "customerId", customer, "total", "59.97", "items", 3);
         switch (variant) {
-          case OUTBOX, OUTBOX_NOTIFY ->
+          case OUTBOX, OUTBOX_NOTIFY, TABLE_RELAY, WAL_RELAY ->
               outbox.append(
                   connection,
                   OutboxEvent.of("order", Long.toString(orderId), "order.created", payload));

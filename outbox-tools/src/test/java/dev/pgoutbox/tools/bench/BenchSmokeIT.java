@@ -58,6 +58,22 @@ class BenchSmokeIT {
   private static final List<String> LIMIT =
       List.of("limit_events_per_s", "ratio_to_limit", "limit_remaining");
 
+  /** What {@code bench writer} prints. */
+  private static final List<String> WRITER =
+      List.of(
+          "clients",
+          "seconds",
+          "business_tx_per_s",
+          "floor_tx_per_s",
+          "outbox_tx_per_s",
+          "outbox_notify_tx_per_s",
+          "events",
+          "events_per_s",
+          "ratio_to_floor",
+          "ratio_notify_to_floor",
+          "lost",
+          "duplicates");
+
   private static Arguments scenario(String arguments, List<?>... keys) {
     Set<String> expected = new LinkedHashSet<>();
     expected.add("scenario");
@@ -149,21 +165,7 @@ class BenchSmokeIT {
                 "limit_events_per_s")),
         scenario("latency --seconds 2", LATENCY, CHECK),
         scenario("latency --seconds 2 --poll-only --poll-interval-ms 100", LATENCY, CHECK),
-        scenario(
-            "writer --seconds 1 --clients 1,2 --rounds 1",
-            List.of(
-                "clients",
-                "seconds",
-                "business_tx_per_s",
-                "floor_tx_per_s",
-                "outbox_tx_per_s",
-                "outbox_notify_tx_per_s",
-                "events",
-                "events_per_s",
-                "ratio_to_floor",
-                "ratio_notify_to_floor",
-                "lost",
-                "duplicates")),
+        scenario("writer --seconds 1 --clients 1,2 --rounds 1", WRITER),
         scenario(
             "history --history 20000 --claims 30",
             List.of(
@@ -235,7 +237,16 @@ class BenchSmokeIT {
                 "wal_duplicates",
                 "wal_remaining")),
         scenario("ceiling --source wal", DATA, List.of("source", "decoded"), RUN),
-        scenario("latency --source wal --seconds 2", LATENCY, CHECK));
+        scenario("latency --source wal --seconds 2", LATENCY, CHECK),
+        scenario(
+            "writer --with-relays --seconds 1 --clients 1 --rounds 1",
+            WRITER,
+            List.of(
+                "table_relay_tx_per_s",
+                "wal_relay_tx_per_s",
+                "ratio_wal_relay_to_table_relay",
+                "table_relay_published",
+                "wal_relay_published")));
   }
 
   @ParameterizedTest
@@ -246,6 +257,11 @@ class BenchSmokeIT {
     for (JsonNode line : lines) {
       if (line.has("source")) {
         assertThat(line.get("source").asText()).as("source").isEqualTo("wal");
+      }
+      if (arguments.startsWith("writer")) {
+        // Each relay really ran beside the writers.
+        assertThat(line.get("table_relay_published").asLong()).as("table relay").isPositive();
+        assertThat(line.get("wal_relay_published").asLong()).as("WAL relay").isPositive();
       }
       if (arguments.startsWith("latency")) {
         // Nothing crashes here: the reader publishes each event once.

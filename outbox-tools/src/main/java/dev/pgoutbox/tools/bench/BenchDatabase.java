@@ -11,6 +11,7 @@ import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import org.jspecify.annotations.Nullable;
@@ -46,6 +47,14 @@ final class BenchDatabase implements AutoCloseable {
       url = System.getenv(URL_VARIABLE);
     }
     if (url != null && !url.isBlank()) {
+      if (!options.pgSettings.isEmpty()) {
+        throw new IllegalArgumentException(
+            "--pg-setting applies to the embedded PostgreSQL only; set "
+                + options.pgSettings.keySet()
+                + " on the server of --jdbc-url (or $"
+                + URL_VARIABLE
+                + ") yourself");
+      }
       BenchDatabase given = new BenchDatabase(url, options.schema, null);
       if (logicalDecoding) {
         given.requireLogicalDecoding();
@@ -54,10 +63,11 @@ final class BenchDatabase implements AutoCloseable {
     }
     System.err.println(
         "bench: no --jdbc-url or $" + URL_VARIABLE + "; starting an embedded PostgreSQL");
-    EmbeddedPostgresServer embedded =
-        logicalDecoding
-            ? EmbeddedPostgresServer.start(EmbeddedPostgresServer.LOGICAL_DECODING)
-            : EmbeddedPostgresServer.start();
+    Map<String, String> settings =
+        new LinkedHashMap<>(
+            logicalDecoding ? EmbeddedPostgresServer.LOGICAL_DECODING : Map.<String, String>of());
+    settings.putAll(options.pgSettings);
+    EmbeddedPostgresServer embedded = EmbeddedPostgresServer.start(settings);
     return new BenchDatabase(embedded.jdbcUrl(), options.schema, embedded);
   }
 

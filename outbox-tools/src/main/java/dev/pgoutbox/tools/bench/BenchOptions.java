@@ -1,5 +1,7 @@
 package dev.pgoutbox.tools.bench;
 
+import java.util.LinkedHashMap;
+import java.util.Map;
 import picocli.CommandLine.Option;
 
 /** Options every scenario takes. */
@@ -22,4 +24,15 @@ public final class BenchOptions {
 
   @Option(names = "--quick", description = "Small sizes, for smoke runs")
   boolean quick;
+
+  @Option(
+      names = "--pg-setting",
+      paramLabel = "NAME=VALUE",
+      description =
+          "A server setting for the embedded PostgreSQL, repeatable (refused with --jdbc-url),"
+              + " e.g. to log the plans of slow statements: --pg-setting"
+              + " shared_preload_libraries=auto_explain --pg-setting"
+              + " auto_explain.log_min_duration=1000 --pg-setting logging_collector=on"
+              + " --pg-setting log_directory=/tmp/pglog")
+  Map<String, String> pgSettings = new LinkedHashMap<>();
 }

@@ -305,6 +305,26 @@ class BenchSmokeIT {
         .contains("ALTER SYSTEM SET wal_level = logical");
   }
 
+  @Test
+  void aServerSettingForAGivenDatabaseIsRefusedNamingIt() {
+    ByteArrayOutputStream errors = new ByteArrayOutputStream();
+    CommandLine command = new CommandLine(new BenchCommand());
+    command.setErr(new PrintWriter(errors, true, StandardCharsets.UTF_8));
+    int exit =
+        command.execute(
+            "latency",
+            "--quick",
+            "--jdbc-url",
+            TestDatabase.get().jdbcUrl(),
+            "--pg-setting",
+            "auto_explain.log_min_duration=1000");
+
+    assertThat(exit).isNotZero();
+    assertThat(errors.toString(StandardCharsets.UTF_8))
+        .contains("--pg-setting applies to the embedded PostgreSQL only")
+        .contains("auto_explain.log_min_duration");
+  }
+
   @ParameterizedTest
   @MethodSource("scenarios")
   void scenarioPrintsWhatItMeasuresAndVerifiesIt(String arguments, Set<String> expectedKeys)

@@ -124,13 +124,7 @@ class WalRelayIT {
   @Test
   void aFailingAggregateParksAndDrainsThroughTheTableRelayWhileOthersFlow() throws Exception {
     AtomicBoolean brokerRefusesBad = new AtomicBoolean(true);
-    RecordingPublisher publisher =
-        new RecordingPublisher()
-            .decide(
-                m ->
-                    m.aggregateId().equals("bad") && brokerRefusesBad.get()
-                        ? PublishResult.retryable("broker says no")
-                        : PublishResult.published());
+    RecordingPublisher publisher = refusingAggregateBad(brokerRefusesBad);
     WalRelay relay = relay("parking", publisher, config().build());
     relay.start();
     Eventually.await("the reader attached", relay::isReading);
@@ -189,13 +183,7 @@ class WalRelayIT {
   void everyWriteTransactionOfTheWalRelayEndsItselfWhenItsConnectionIsLost() throws Exception {
     try {
       AtomicBoolean brokerRefusesBad = new AtomicBoolean(true);
-      RecordingPublisher publisher =
-          new RecordingPublisher()
-              .decide(
-                  m ->
-                      m.aggregateId().equals("bad") && brokerRefusesBad.get()
-                          ? PublishResult.retryable("broker says no")
-                          : PublishResult.published());
+      RecordingPublisher publisher = refusingAggregateBad(brokerRefusesBad);
       WalRelay relay = relay("write_settings", publisher, config().build());
       relay.start();
       Eventually.await("the reader attached", relay::isReading);
@@ -364,14 +352,7 @@ class WalRelayIT {
   @Test
   void theSlotsLagInTimeGrowsWhileThePublisherIsHeldAndLeavesParkedEventsOut() throws Exception {
     AtomicBoolean brokerRefusesBad = new AtomicBoolean(true);
-    RecordingPublisher publisher =
-        new RecordingPublisher()
-            .decide(
-                m ->
-                    m.aggregateId().equals("bad") && brokerRefusesBad.get()
-                        ? PublishResult.retryable("broker says no")
-                        : PublishResult.published())
-            .closeGate();
+    RecordingPublisher publisher = refusingAggregateBad(brokerRefusesBad).closeGate();
     List<WalSlotStats> heard = new CopyOnWriteArrayList<>();
     SimpleMeterRegistry registry = new SimpleMeterRegistry();
     RelayListener listener =
@@ -441,6 +422,16 @@ class WalRelayIT {
         .maxAttempts(1_000)
         .publishTimeout(Duration.ofSeconds(10))
         .exponentialBackoff(Duration.ofMillis(50), 1.0, 0.0, Duration.ofMillis(50));
+  }
+
+  /** A broker that answers "retryable" for aggregate {@code bad} while {@code refusing}. */
+  private static RecordingPublisher refusingAggregateBad(AtomicBoolean refusing) {
+    return new RecordingPublisher()
+        .decide(
+            m ->
+                m.aggregateId().equals("bad") && refusing.get()
+                    ? PublishResult.retryable("broker says no")
+                    : PublishResult.published());
   }
 
   private ScheduledExecutorService executor() {

@@ -4,7 +4,6 @@ import static dev.pgoutbox.db.jooq.Tables.OUTBOX_EVENTS;
 import static org.jooq.impl.DSL.currentOffsetDateTime;
 import static org.jooq.impl.DSL.field;
 import static org.jooq.impl.DSL.lateral;
-import static org.jooq.impl.DSL.min;
 import static org.jooq.impl.DSL.name;
 import static org.jooq.impl.DSL.param;
 import static org.jooq.impl.DSL.partitionBy;
@@ -128,18 +127,12 @@ final class ClaimStatements {
 
     OutboxEvents r = OUTBOX_EVENTS.as("r");
     Condition inRun =
-        r.AGGREGATE_TYPE
-            .eq(headType)
-            .and(r.AGGREGATE_ID.eq(headId))
-            .and(r.PROCESSED_AT.isNull())
-            .and(r.POSITION.ge(headPosition));
+        r.PROCESSED_AT.isNull().and(fromAggregateKey(r, headType, headId, headPosition));
     if (releaseDeadAggregates) {
       inRun = inRun.and(r.DEAD_AT.isNull());
     }
+    // The aggregate's rows from the head on, in the aggregate index's order (see fromAggregateKey).
     Table<Record1<Long>> run =
-        // Ordered as the aggregate index is (type and id are fixed here, so this is position
-        // order): PostgreSQL reads the run off that index rather than walking every pending row
-        // from the head on and filtering out the other aggregates'.
         lateral(
                 select(r.POSITION)
                     .from(r)
@@ -163,22 +156,24 @@ final class ClaimStatements {
                     .crossJoin(run)
                     .orderBy(DSL.field(name("rn")), headPosition)
                     .limit(batchSize));
+    // Each chosen row looked up and locked on its own: as a join, PostgreSQL could pair every
+    // chosen row with a walk of the whole pending index, as cheap as a lookup by its statistics
+    // once they counted next to nothing pending.
     OutboxEvents c = OUTBOX_EVENTS.as("c");
-    List<SelectField<?>> selected = new ArrayList<>(columns(c, parkedOnly));
+    Table<Record> claimed =
+        lateral(
+                select(columns(c, parkedOnly))
+                    .from(c)
+                    .where(c.POSITION.eq(chosen.field("p", Long.class)))
+                    .and(c.AGGREGATE_TYPE.eq(chosen.field("t", String.class)))
+                    .and(c.AGGREGATE_ID.eq(chosen.field("a", String.class)))
+                    .and(c.PROCESSED_AT.isNull())
+                    .forUpdate())
+            .as("k");
+    List<SelectField<?>> selected = new ArrayList<>(List.of(claimed.fields()));
     selected.add(chosen.field("rn", Integer.class));
     Query claim =
-        DSL.with(heads)
-            .with(owned)
-            .with(chosen)
-            .select(selected)
-            .from(chosen)
-            .join(c)
-            .on(c.AGGREGATE_TYPE.eq(chosen.field("t", String.class)))
-            .and(c.AGGREGATE_ID.eq(chosen.field("a", String.class)))
-            .and(c.POSITION.eq(chosen.field("p", Long.class)))
-            .where(c.PROCESSED_AT.isNull())
-            .forUpdate()
-            .of(c);
+        DSL.with(heads).with(owned).with(chosen).select(selected).from(chosen).crossJoin(claimed);
     return RenderedStatement.render(
         schema, claim, "scanFrom", "heads", "lockNamespace", "perAggregate", "batchSize");
   }
@@ -241,28 +236,55 @@ final class ClaimStatements {
     Condition samePending =
         same.PROCESSED_AT
             .isNull()
-            .and(same.AGGREGATE_TYPE.eq(e.AGGREGATE_TYPE))
-            .and(same.AGGREGATE_ID.eq(e.AGGREGATE_ID));
+            .and(
+                DSL.row(same.AGGREGATE_TYPE, same.AGGREGATE_ID)
+                    .ge(DSL.row(e.AGGREGATE_TYPE, e.AGGREGATE_ID)));
     if (releaseDeadAggregates) {
       samePending = samePending.and(same.DEAD_AT.isNull());
     }
+    // A head is the first pending row of its aggregate: the first row from the aggregate's key on
+    // in the aggregate index is its own (the candidate itself is one), and its position is the
+    // aggregate's lowest (the same reading as fromAggregateKey's, from the aggregate's start).
+    // Asked as NOT EXISTS (an earlier pending row), PostgreSQL chose a
+    // sequential scan per candidate once the table was analysed with few aggregates; asked as
+    // min(), it walked the position index from its start filtering for the aggregate once the
+    // statistics counted next to nothing pending (see fromAggregateKey).
+    Field<Long> aggregateHead =
+        field(
+            select(same.POSITION)
+                .from(same)
+                .where(samePending)
+                .orderBy(same.AGGREGATE_TYPE, same.AGGREGATE_ID, same.POSITION)
+                .limit(DSL.inline(1)));
     return select
         .from(e)
         .where(e.PROCESSED_AT.isNull())
         .and(e.POSITION.ge(scanFrom))
         .and(isDue(e, parkedOnly))
-        // A head is the first pending row of its aggregate: its position is the aggregate's
-        // lowest. Asked as min(), PostgreSQL reads it off the aggregate index (one descent)
-        // whatever its statistics say. Asked as NOT EXISTS (an earlier pending row), it chose a
-        // sequential scan per candidate once the table was analysed with few aggregates (it
-        // expects to find an earlier row at once; for a head there is none), and every claim read
-        // the whole backlog once per head.
-        .and(e.POSITION.eq(field(select(min(same.POSITION)).from(same).where(samePending))))
+        .and(e.POSITION.eq(aggregateHead))
         .orderBy(e.POSITION)
         .limit(headsLimit)
         .forUpdate()
         .of(e)
         .skipLocked();
+  }
+
+  /**
+   * The rows of aggregate ({@code type}, {@code id}) from {@code position} on, as {@code (type, id,
+   * position) >= (...) AND (type, id) <= (...)}: with an {@code ORDER BY} on the same three
+   * columns, only the aggregate index ({@code outbox_events_pending_aggregate_idx}) gives that
+   * order, so PostgreSQL reads the range off it, from the key to the aggregate's end, whatever its
+   * statistics say. Asked as {@code type = ? AND id = ?}, position order was enough, and once an
+   * analyse had counted next to nothing pending (a relay that keeps up) PostgreSQL walked the
+   * position index from the start filtering for the aggregate, as cheap by its count as one
+   * descent: at 7,000 writes a second one claim then took 81 s, and the backlog it let build made
+   * the next ones slower, until the next analyse.
+   */
+  private static Condition fromAggregateKey(
+      OutboxEvents r, Field<String> type, Field<String> id, Field<Long> position) {
+    return DSL.row(r.AGGREGATE_TYPE, r.AGGREGATE_ID, r.POSITION)
+        .ge(DSL.row(type, id, position))
+        .and(DSL.row(r.AGGREGATE_TYPE, r.AGGREGATE_ID).le(DSL.row(type, id)));
   }
 
   /** The unordered claim: due rows oldest first, each locked on its own. */

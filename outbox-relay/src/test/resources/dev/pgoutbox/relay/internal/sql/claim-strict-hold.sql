@@ -14,13 +14,14 @@ with
         )
       )
       and "e"."position" = (
-        select min("p"."position")
+        select "p"."position"
         from "public"."outbox_events" as "p"
         where (
           "p"."processed_at" is null
-          and "p"."aggregate_type" = "e"."aggregate_type"
-          and "p"."aggregate_id" = "e"."aggregate_id"
+          and ("p"."aggregate_type", "p"."aggregate_id") >= ("e"."aggregate_type", "e"."aggregate_id")
         )
+        order by "p"."aggregate_type", "p"."aggregate_id", "p"."position"
+        fetch next 1 rows only
       )
     )
     order by "e"."position"
@@ -54,10 +55,16 @@ with
         select "r"."position"
         from "public"."outbox_events" as "r"
         where (
-          "r"."aggregate_type" = "owned"."t"
-          and "r"."aggregate_id" = "owned"."a"
-          and "r"."processed_at" is null
-          and "r"."position" >= "owned"."p"
+          "r"."processed_at" is null
+          and ("r"."aggregate_type", "r"."aggregate_id", "r"."position") >= (
+            "owned"."t",
+            "owned"."a",
+            "owned"."p"
+          )
+          and ("r"."aggregate_type", "r"."aggregate_id") <= (
+            "owned"."t",
+            "owned"."a"
+          )
         )
         order by "r"."aggregate_type", "r"."aggregate_id", "r"."position"
         fetch next ? rows only
@@ -68,32 +75,45 @@ with
     fetch next ? rows only
   )
 select
-  "c"."id",
-  "c"."position",
-  "c"."aggregate_type",
-  "c"."aggregate_id",
-  "c"."event_type",
-  "c"."payload",
-  "c"."headers",
-  "c"."attempts",
-  "c"."created_at",
-  (
-    "c"."dead_at" is null
-    and (
-      "c"."retry_after" is null
-      or "c"."retry_after" <= cast(
-        current_timestamp
-        as timestamp with time zone
-      )
-    )
-  ) as "due",
+  "k"."id",
+  "k"."position",
+  "k"."aggregate_type",
+  "k"."aggregate_id",
+  "k"."event_type",
+  "k"."payload",
+  "k"."headers",
+  "k"."attempts",
+  "k"."created_at",
+  "k"."due",
   "chosen"."rn"
 from "chosen"
-  join "public"."outbox_events" as "c"
-    on (
-      "c"."aggregate_type" = "chosen"."t"
+  cross join lateral (
+    select
+      "c"."id",
+      "c"."position",
+      "c"."aggregate_type",
+      "c"."aggregate_id",
+      "c"."event_type",
+      "c"."payload",
+      "c"."headers",
+      "c"."attempts",
+      "c"."created_at",
+      (
+        "c"."dead_at" is null
+        and (
+          "c"."retry_after" is null
+          or "c"."retry_after" <= cast(
+            current_timestamp
+            as timestamp with time zone
+          )
+        )
+      ) as "due"
+    from "public"."outbox_events" as "c"
+    where (
+      "c"."position" = "chosen"."p"
+      and "c"."aggregate_type" = "chosen"."t"
       and "c"."aggregate_id" = "chosen"."a"
-      and "c"."position" = "chosen"."p"
+      and "c"."processed_at" is null
     )
-where "c"."processed_at" is null
-for update of "c"
+    for update
+  ) as "k"

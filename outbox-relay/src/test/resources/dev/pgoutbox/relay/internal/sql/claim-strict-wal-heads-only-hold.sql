@@ -35,13 +35,14 @@ with
       )
       and "e"."parked" = true
       and "e"."position" = (
-        select min("p"."position")
+        select "p"."position"
         from "public"."outbox_events" as "p"
         where (
           "p"."processed_at" is null
-          and "p"."aggregate_type" = "e"."aggregate_type"
-          and "p"."aggregate_id" = "e"."aggregate_id"
+          and ("p"."aggregate_type", "p"."aggregate_id") >= ("e"."aggregate_type", "e"."aggregate_id")
         )
+        order by "p"."aggregate_type", "p"."aggregate_id", "p"."position"
+        fetch next 1 rows only
       )
     )
     order by "e"."position"

@@ -53,7 +53,7 @@ with
       ) as "rn"
     from "owned"
       cross join lateral (
-        select "r"."position"
+        select "r"."aggregate_type", "r"."aggregate_id", "r"."position"
         from "public"."outbox_events" as "r"
         where (
           "r"."processed_at" is null
@@ -62,14 +62,14 @@ with
             "owned"."a",
             "owned"."p"
           )
-          and ("r"."aggregate_type", "r"."aggregate_id") <= (
-            "owned"."t",
-            "owned"."a"
-          )
         )
         order by "r"."aggregate_type", "r"."aggregate_id", "r"."position"
         fetch next ? rows only
       ) as "x"
+    where (
+      "x"."aggregate_type" = "owned"."t"
+      and "x"."aggregate_id" = "owned"."a"
+    )
     order by
       "rn",
       "owned"."p"

@@ -279,11 +279,8 @@ class BenchSmokeIT {
       rs.next();
       level = rs.getString(1);
     }
-    ByteArrayOutputStream errors = new ByteArrayOutputStream();
-    CommandLine command = new CommandLine(new BenchCommand());
-    command.setErr(new PrintWriter(errors, true, StandardCharsets.UTF_8));
-    int exit =
-        command.execute(
+    Exit exit =
+        bench(
             "latency",
             "--source",
             "wal",
@@ -295,11 +292,11 @@ class BenchSmokeIT {
 
     if ("logical".equals(level)) {
       // PGOUTBOX_TEST_JDBC_URL decodes: nothing to refuse, the run works.
-      assertThat(exit).as(errors.toString(StandardCharsets.UTF_8)).isZero();
+      assertThat(exit.code()).as(exit.errors()).isZero();
       return;
     }
-    assertThat(exit).isNotZero();
-    assertThat(errors.toString(StandardCharsets.UTF_8))
+    assertThat(exit.code()).isNotZero();
+    assertThat(exit.errors())
         .contains("needs a PostgreSQL with wal_level = logical")
         .contains("wal_level = " + level)
         .contains("ALTER SYSTEM SET wal_level = logical");
@@ -307,11 +304,8 @@ class BenchSmokeIT {
 
   @Test
   void aServerSettingForAGivenDatabaseIsRefusedNamingIt() {
-    ByteArrayOutputStream errors = new ByteArrayOutputStream();
-    CommandLine command = new CommandLine(new BenchCommand());
-    command.setErr(new PrintWriter(errors, true, StandardCharsets.UTF_8));
-    int exit =
-        command.execute(
+    Exit exit =
+        bench(
             "latency",
             "--quick",
             "--jdbc-url",
@@ -319,10 +313,21 @@ class BenchSmokeIT {
             "--pg-setting",
             "auto_explain.log_min_duration=1000");
 
-    assertThat(exit).isNotZero();
-    assertThat(errors.toString(StandardCharsets.UTF_8))
+    assertThat(exit.code()).isNotZero();
+    assertThat(exit.errors())
         .contains("--pg-setting applies to the embedded PostgreSQL only")
         .contains("auto_explain.log_min_duration");
+  }
+
+  /** How a bench run ended: its exit code and what it wrote to stderr. */
+  private record Exit(int code, String errors) {}
+
+  private static Exit bench(String... arguments) {
+    ByteArrayOutputStream errors = new ByteArrayOutputStream();
+    CommandLine command = new CommandLine(new BenchCommand());
+    command.setErr(new PrintWriter(errors, true, StandardCharsets.UTF_8));
+    int code = command.execute(arguments);
+    return new Exit(code, errors.toString(StandardCharsets.UTF_8));
   }
 
   @ParameterizedTest

@@ -2,17 +2,10 @@ package dev.pgoutbox.relay.internal;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.pgoutbox.db.OutboxSchema;
 import dev.pgoutbox.relay.DeadLetterPolicy;
 import dev.pgoutbox.relay.Ordering;
 import dev.pgoutbox.testing.TestSchema;
-import java.sql.Connection;
-import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
-import org.jooq.DSLContext;
-import org.jooq.SQLDialect;
-import org.jooq.impl.DSL;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
@@ -49,23 +42,11 @@ class ClaimOnAnalysedTableIT {
       // Each batch size in a new claimer: its first claim scans from position 0.
       Claimer claimer =
           new Claimer(batch, Ordering.STRICT, DeadLetterPolicy.HOLD_AGGREGATE, db.schema());
-      try (Connection connection = db.connect()) {
-        connection.setAutoCommit(false);
-        DSLContext tx =
-            DSL.using(connection, SQLDialect.POSTGRES, OutboxSchema.jooqSettings(db.schema()));
-        List<Long> rowsRead = new ArrayList<>();
-        // Enough claims for the claimer to ask for a batch of heads (the heads-only claim).
-        for (int claim = 1; claim <= 10; claim++) {
-          Sql.configureClaimTransaction(tx, "claim-stays-bounded", Duration.ofSeconds(30), true);
-          long before = ClaimStaysBoundedIT.rowsReadSoFar(connection);
-          assertThat(claimer.claim(tx)).as("claim %d", claim).isNotEmpty();
-          rowsRead.add(ClaimStaysBoundedIT.rowsReadSoFar(connection) - before);
-          connection.rollback();
-        }
-        assertThat(rowsRead)
-            .as("rows read by each claim of %d from the start of %d pending rows", batch, BACKLOG)
-            .allSatisfy(read -> assertThat(read).isLessThan(10L * batch));
-      }
+      // Enough claims for the claimer to ask for a batch of heads (the heads-only claim).
+      List<Long> rowsRead = ClaimStaysBoundedIT.rowsReadByClaims(db, claimer, 10);
+      assertThat(rowsRead)
+          .as("rows read by each claim of %d from the start of %d pending rows", batch, BACKLOG)
+          .allSatisfy(read -> assertThat(read).isLessThan(10L * batch));
     }
   }
 }

@@ -2,17 +2,10 @@ package dev.pgoutbox.relay.internal;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.pgoutbox.db.OutboxSchema;
 import dev.pgoutbox.relay.DeadLetterPolicy;
 import dev.pgoutbox.relay.Ordering;
 import dev.pgoutbox.testing.TestSchema;
-import java.sql.Connection;
-import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
-import org.jooq.DSLContext;
-import org.jooq.SQLDialect;
-import org.jooq.impl.DSL;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
@@ -56,24 +49,12 @@ class ClaimOnStaleStatisticsIT {
 
     Claimer claimer =
         new Claimer(BATCH, Ordering.STRICT, DeadLetterPolicy.HOLD_AGGREGATE, db.schema());
-    try (Connection connection = db.connect()) {
-      connection.setAutoCommit(false);
-      DSLContext tx =
-          DSL.using(connection, SQLDialect.POSTGRES, OutboxSchema.jooqSettings(db.schema()));
-      List<Long> rowsRead = new ArrayList<>();
-      // Enough claims for both statements: runs behind heads, and a batch of heads.
-      for (int claim = 1; claim <= 10; claim++) {
-        Sql.configureClaimTransaction(tx, "claim-stale-statistics", Duration.ofSeconds(30), true);
-        long before = ClaimStaysBoundedIT.rowsReadSoFar(connection);
-        assertThat(claimer.claim(tx)).as("claim %d", claim).isNotEmpty();
-        rowsRead.add(ClaimStaysBoundedIT.rowsReadSoFar(connection) - before);
-        connection.rollback();
-      }
-      assertThat(rowsRead)
-          .as(
-              "rows read by each claim of %d from %d pending rows the statistics do not know",
-              BATCH, BACKLOG)
-          .allSatisfy(read -> assertThat(read).isLessThan(10L * BATCH));
-    }
+    // Enough claims for both statements: runs behind heads, and a batch of heads.
+    List<Long> rowsRead = ClaimStaysBoundedIT.rowsReadByClaims(db, claimer, 10);
+    assertThat(rowsRead)
+        .as(
+            "rows read by each claim of %d from %d pending rows the statistics do not know",
+            BATCH, BACKLOG)
+        .allSatisfy(read -> assertThat(read).isLessThan(10L * BATCH));
   }
 }

@@ -83,6 +83,28 @@ class ClaimStaysBoundedIT {
         .isLessThanOrEqualTo(seconds + 1);
   }
 
+  /**
+   * The rows each of {@code claims} claims read, each in a claim transaction of its own rolled back
+   * after it, so every claim finds the same rows pending (and fails if it claims none).
+   */
+  static List<Long> rowsReadByClaims(TestSchema db, Claimer claimer, int claims)
+      throws SQLException {
+    try (Connection connection = db.connect()) {
+      connection.setAutoCommit(false);
+      DSLContext tx =
+          DSL.using(connection, SQLDialect.POSTGRES, OutboxSchema.jooqSettings(db.schema()));
+      List<Long> rowsRead = new ArrayList<>();
+      for (int claim = 1; claim <= claims; claim++) {
+        Sql.configureClaimTransaction(tx, "claim-rows-read", Duration.ofSeconds(30), true);
+        long before = rowsReadSoFar(connection);
+        assertThat(claimer.claim(tx)).as("claim %d", claim).isNotEmpty();
+        rowsRead.add(rowsReadSoFar(connection) - before);
+        connection.rollback();
+      }
+      return rowsRead;
+    }
+  }
+
   /** Rows of the outbox this session read since its statistics were last reported. */
   static long rowsReadSoFar(Connection connection) throws SQLException {
     try (Statement statement = connection.createStatement();

@@ -20,25 +20,27 @@ public final class Sql {
   /** Names the session in {@code pg_stat_activity} for as long as it lasts. */
   static final String SET_APPLICATION_NAME = "SELECT set_config('application_name', ?, false)";
 
-  /** The claim transaction's settings; see {@link #configureClaimTransaction}. */
-  static final String CONFIGURE_CLAIM_TRANSACTION =
-      "SET TRANSACTION ISOLATION LEVEL READ COMMITTED;"
-          + " SELECT set_config('application_name', ?, true),"
-          + " set_config('idle_in_transaction_session_timeout', ?, true),"
-          + " set_config('lock_timeout', ?, true),"
-          + " set_config('synchronous_commit', ?, true),"
-          + " set_config('plan_cache_mode', 'force_custom_plan', true),"
-          + " set_config('enable_bitmapscan', 'off', true),"
-          + " set_config('enable_seqscan', 'off', true),"
-          + " set_config('enable_sort', 'off', true),"
-          + " set_config('jit', 'off', true)";
-
-  /** The WAL relay's write transactions' settings; see {@link #configureWriteTransaction}. */
+  /**
+   * The settings every relay write transaction starts with; see {@link #configureWriteTransaction}.
+   */
   static final String CONFIGURE_WRITE_TRANSACTION =
       "SELECT set_config('application_name', ?, true),"
           + " set_config('idle_in_transaction_session_timeout', ?, true),"
           + " set_config('lock_timeout', ?, true),"
           + " set_config('synchronous_commit', ?, true)";
+
+  /**
+   * The claim transaction's settings: those of every write, plus its isolation level and planner
+   * settings; see {@link #configureClaimTransaction}.
+   */
+  static final String CONFIGURE_CLAIM_TRANSACTION =
+      "SET TRANSACTION ISOLATION LEVEL READ COMMITTED; "
+          + CONFIGURE_WRITE_TRANSACTION
+          + ", set_config('plan_cache_mode', 'force_custom_plan', true),"
+          + " set_config('enable_bitmapscan', 'off', true),"
+          + " set_config('enable_seqscan', 'off', true),"
+          + " set_config('enable_sort', 'off', true),"
+          + " set_config('jit', 'off', true)";
 
   /**
    * How long a WAL relay write transaction may sit idle or wait for a row lock. They never wait for
@@ -123,18 +125,14 @@ public final class Sql {
    */
   public static void configureClaimTransaction(
       DSLContext tx, String applicationName, Duration idleTimeout, boolean synchronousCommit) {
-    String timeout = Long.toString(idleTimeout.toMillis());
     tx.connection(
-        connection -> {
-          try (PreparedStatement statement =
-              connection.prepareStatement(CONFIGURE_CLAIM_TRANSACTION)) {
-            statement.setString(1, applicationName);
-            statement.setString(2, timeout);
-            statement.setString(3, timeout);
-            statement.setString(4, synchronousCommit ? "on" : "off");
-            statement.execute();
-          }
-        });
+        connection ->
+            configure(
+                connection,
+                CONFIGURE_CLAIM_TRANSACTION,
+                applicationName,
+                idleTimeout,
+                synchronousCommit));
   }
 
   /**
@@ -150,11 +148,27 @@ public final class Sql {
   static void configureWriteTransaction(
       Connection connection, String applicationName, boolean synchronousCommit)
       throws SQLException {
-    try (PreparedStatement statement = connection.prepareStatement(CONFIGURE_WRITE_TRANSACTION)) {
-      String timeout = Long.toString(WRITE_TRANSACTION_TIMEOUT.toMillis());
+    configure(
+        connection,
+        CONFIGURE_WRITE_TRANSACTION,
+        applicationName,
+        WRITE_TRANSACTION_TIMEOUT,
+        synchronousCommit);
+  }
+
+  /** Runs one of the settings statements above, whose first four binds are the same. */
+  private static void configure(
+      Connection connection,
+      String settings,
+      String applicationName,
+      Duration timeout,
+      boolean synchronousCommit)
+      throws SQLException {
+    try (PreparedStatement statement = connection.prepareStatement(settings)) {
+      String millis = Long.toString(timeout.toMillis());
       statement.setString(1, applicationName);
-      statement.setString(2, timeout);
-      statement.setString(3, timeout);
+      statement.setString(2, millis);
+      statement.setString(3, millis);
       statement.setString(4, synchronousCommit ? "on" : "off");
       statement.execute();
     }

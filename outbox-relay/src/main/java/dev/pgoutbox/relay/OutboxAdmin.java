@@ -53,6 +53,10 @@ public final class OutboxAdmin {
   /** Largest {@code batchSize} of {@link #purgeProcessed}: {@value}. The same as the inbox's. */
   public static final int MAX_PURGE_BATCH_SIZE = Retention.MAX_PURGE_BATCH_SIZE;
 
+  /** The indexes of pending rows the claim reads, as schema V1 names them. */
+  private static final List<String> PENDING_INDEXES =
+      List.of("outbox_events_pending_idx", "outbox_events_pending_aggregate_idx");
+
   private final DSLContext dsl;
   private final String schema;
 
@@ -196,10 +200,15 @@ public final class OutboxAdmin {
           Record row =
               dsl.resultQuery(
                       "select n_live_tup, n_dead_tup, autovacuum_count, last_autovacuum,"
-                          + " pg_table_size(relid), pg_indexes_size(relid)"
+                          + " pg_table_size(relid), pg_indexes_size(relid),"
+                          + " (select coalesce(sum(pg_relation_size(i.indexrelid)), 0)"
+                          + " from pg_index i join pg_class c on c.oid = i.indexrelid"
+                          + " where i.indrelid = relid and c.relname in ({1}, {2}))"
                           + " from pg_stat_user_tables where schemaname = {0}"
                           + " and relname = 'outbox_events'",
-                      DSL.val(schema))
+                      DSL.val(schema),
+                      DSL.val(PENDING_INDEXES.get(0)),
+                      DSL.val(PENDING_INDEXES.get(1)))
                   .fetchOne();
           if (row == null) {
             return OutboxTableStats.EMPTY;
@@ -211,8 +220,73 @@ public final class OutboxAdmin {
               row.get(2, Long.class),
               lastAutovacuum == null ? null : lastAutovacuum.toInstant(),
               row.get(4, Long.class),
-              row.get(5, Long.class));
+              row.get(5, Long.class),
+              row.get(6, Long.class));
         });
+  }
+
+  /**
+   * Rebuilds the two indexes of pending rows the relay's claim reads ({@code
+   * outbox_events_pending_idx}, {@code outbox_events_pending_aggregate_idx}) with {@code REINDEX
+   * INDEX CONCURRENTLY}, and returns the bytes this freed.
+   *
+   * <p>While the relay keeps up these indexes take a few pages. A window in which vacuum is held
+   * back (a long transaction anywhere in the database, a replica with {@code hot_standby_feedback})
+   * fills them with entries of published events; vacuum removes those entries afterwards, but an
+   * index never gives its pages back, and the claim then reads the sparse pages: in the soak, after
+   * a 5-minute window, claims stayed 4x slower until the rebuild (see docs/operations.md). Run it
+   * when {@link OutboxTableStats#pendingIndexBytes()} stays far above what the pending rows need,
+   * once the long transaction has ended (the rebuild waits for transactions older than it).
+   *
+   * <p>Writers and relays keep going while it runs: a concurrent rebuild builds the new index
+   * beside the old one and swaps them, taking no lock that blocks inserts, claims or marks. It
+   * needs to own the table, and runs outside any transaction (on a connection of its own, in
+   * autocommit). An earlier rebuild that failed half way leaves an invalid copy ({@code
+   * ..._ccnew}); those are dropped first.
+   *
+   * @return bytes the two indexes took before minus after (0 if they did not shrink)
+   * @throws OutboxException if PostgreSQL refuses (e.g. the role does not own the table)
+   */
+  public long rebuildPendingIndexes() {
+    long before = tableStats().pendingIndexBytes();
+    wrap(
+        "rebuild the pending indexes",
+        () ->
+            dsl.connectionResult(
+                connection -> {
+                  boolean autoCommit = connection.getAutoCommit();
+                  connection.setAutoCommit(true);
+                  try {
+                    DSLContext session = DSL.using(connection, SQLDialect.POSTGRES);
+                    for (String leftover :
+                        session
+                            .resultQuery(
+                                "select c.relname from pg_index i"
+                                    + " join pg_class c on c.oid = i.indexrelid"
+                                    + " join pg_class t on t.oid = i.indrelid"
+                                    + " join pg_namespace n on n.oid = t.relnamespace"
+                                    + " where n.nspname = {0} and t.relname = 'outbox_events'"
+                                    + " and not i.indisvalid and c.relname like {1}",
+                                DSL.val(schema), DSL.val("outbox_events_pending%_ccnew%"))
+                            .fetch(0, String.class)) {
+                      session.execute(
+                          "drop index concurrently if exists {0}", DSL.name(schema, leftover));
+                    }
+                    for (String index : PENDING_INDEXES) {
+                      session.execute("reindex index concurrently {0}", DSL.name(schema, index));
+                    }
+                    return null;
+                  } finally {
+                    connection.setAutoCommit(autoCommit);
+                  }
+                }));
+    long after = tableStats().pendingIndexBytes();
+    LOG.info(
+        "pgoutbox-admin[{}] - Rebuilt the pending indexes: {} bytes before, {} after",
+        schema,
+        before,
+        after);
+    return Math.max(0, before - after);
   }
 
   /**

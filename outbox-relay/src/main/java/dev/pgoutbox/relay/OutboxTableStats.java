@@ -17,6 +17,10 @@ import org.jspecify.annotations.Nullable;
  * @param tableBytes size of the table ({@code pg_table_size}: heap, TOAST, free space and
  *     visibility maps)
  * @param indexBytes size of all its indexes ({@code pg_indexes_size})
+ * @param pendingIndexBytes size of the two indexes of pending rows the claim reads ({@code
+ *     outbox_events_pending_idx}, {@code outbox_events_pending_aggregate_idx}): a few pages while
+ *     the relay keeps up; a window in which vacuum is held back grows them, and they keep that size
+ *     until rebuilt ({@link OutboxAdmin#rebuildPendingIndexes()})
  */
 public record OutboxTableStats(
     long liveTuples,
@@ -24,10 +28,11 @@ public record OutboxTableStats(
     long autovacuumCount,
     @Nullable Instant lastAutovacuum,
     long tableBytes,
-    long indexBytes) {
+    long indexBytes,
+    long pendingIndexBytes) {
 
   /** No rows, never vacuumed, nothing on disk. */
-  public static final OutboxTableStats EMPTY = new OutboxTableStats(0, 0, 0, null, 0, 0);
+  public static final OutboxTableStats EMPTY = new OutboxTableStats(0, 0, 0, null, 0, 0, 0);
 
   /**
    * Dead rows as a share of all rows, 0 to 1 (0 for an empty table). A queue table whose vacuum

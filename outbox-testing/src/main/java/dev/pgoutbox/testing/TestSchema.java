@@ -187,16 +187,16 @@ public final class TestSchema implements BeforeAllCallback, AfterAllCallback {
 
   /**
    * Waits (up to {@link Eventually#DEADLINE}) until backend {@code pid} waits for a lock of {@code
-   * lockType} ({@code advisory}, {@code tuple}, {@code transactionid}...): the latch of tests that
-   * race two transactions.
+   * lockType} ({@code advisory}, {@code tuple}, {@code transactionid}...), or any backend with
+   * {@code pid} -1: the latch of tests that race two transactions.
    */
   public void awaitWaitingForLock(int pid, String lockType) {
     Eventually.await(
-        "backend " + pid + " waits for a " + lockType + " lock",
+        (pid == -1 ? "a backend" : "backend " + pid) + " waits for a " + lockType + " lock",
         () ->
             queryLong(
-                    "SELECT count(*) FROM pg_locks WHERE pid = "
-                        + pid
+                    "SELECT count(*) FROM pg_locks WHERE "
+                        + (pid == -1 ? "true" : "pid = " + pid)
                         + " AND locktype = '"
                         + lockType.replace("'", "''")
                         + "' AND NOT granted")

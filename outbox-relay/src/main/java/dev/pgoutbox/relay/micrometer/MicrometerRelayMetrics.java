@@ -43,8 +43,9 @@ import org.jspecify.annotations.Nullable;
  *   <li>the table's health, read with them: {@code outbox_oldest_transaction_age_seconds} (the
  *       oldest open transaction in the database, which holds back vacuum), {@code
  *       outbox_table_dead_tuples}, {@code outbox_table_dead_tuple_ratio}, {@code
- *       outbox_table_size_bytes}, {@code outbox_table_index_size_bytes} and {@code
- *       outbox_table_last_autovacuum_age_seconds} (NaN until autovacuum has run on it).
+ *       outbox_table_size_bytes}, {@code outbox_table_index_size_bytes}, {@code
+ *       outbox_table_pending_index_size_bytes} and {@code outbox_table_last_autovacuum_age_seconds}
+ *       (NaN until autovacuum has run on it).
  * </ul>
  *
  * <pre>{@code
@@ -160,6 +161,12 @@ public final class MicrometerRelayMetrics implements RelayListener {
         "bytes",
         "Size of the outbox table's indexes",
         t -> t.indexBytes());
+    tableGauge(
+        "outbox.table.pending.index.size",
+        "bytes",
+        "Size of the two indexes of pending rows the claim reads; rebuild them when a held-back"
+            + " vacuum left them large",
+        t -> t.pendingIndexBytes());
     tableGauge(
         "outbox.table.last.autovacuum.age",
         "seconds",

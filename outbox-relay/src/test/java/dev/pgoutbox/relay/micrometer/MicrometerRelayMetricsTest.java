@@ -30,13 +30,15 @@ class MicrometerRelayMetricsTest {
             0,
             0,
             Duration.ofMinutes(12),
-            new OutboxTableStats(300, 100, 7, Instant.now().minusSeconds(60), 81_920, 40_960)));
+            new OutboxTableStats(
+                300, 100, 7, Instant.now().minusSeconds(60), 81_920, 40_960, 16_384)));
 
     assertThat(gauge("outbox.oldest.transaction.age")).isEqualTo(720.0);
     assertThat(gauge("outbox.table.dead.tuples")).isEqualTo(100.0);
     assertThat(gauge("outbox.table.dead.tuple.ratio")).isEqualTo(0.25);
     assertThat(gauge("outbox.table.size")).isEqualTo(81_920.0);
     assertThat(gauge("outbox.table.index.size")).isEqualTo(40_960.0);
+    assertThat(gauge("outbox.table.pending.index.size")).isEqualTo(16_384.0);
     assertThat(gauge("outbox.table.last.autovacuum.age")).isCloseTo(60.0, within(30.0));
     assertThat(gauge("outbox.events.pending")).isEqualTo(5.0);
 

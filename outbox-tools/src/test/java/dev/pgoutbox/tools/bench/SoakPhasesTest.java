@@ -34,7 +34,7 @@ class SoakPhasesTest {
               pending[i],
               Duration.ZERO,
               pending[i] <= 1000,
-              new OutboxTableStats(100, pending[i], 0, null, 8192, 8192),
+              new OutboxTableStats(100, pending[i], 0, null, 8192, 8192, 8192),
               0,
               Duration.ZERO,
               1));

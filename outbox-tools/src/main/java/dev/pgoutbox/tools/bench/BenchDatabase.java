@@ -153,19 +153,6 @@ final class BenchDatabase implements AutoCloseable {
     return queryLong("SELECT count(*) FROM outbox_events WHERE processed_at IS NULL");
   }
 
-  /**
-   * Size of the two partial indexes on pending rows, which the claim reads: dead entries there are
-   * what a claim steps over.
-   */
-  long pendingIndexBytes() throws SQLException {
-    return queryLong(
-        "SELECT coalesce(sum(pg_relation_size(c.oid)), 0) FROM pg_class c"
-            + " JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = '"
-            + schema
-            + "' AND c.relname IN ('outbox_events_pending_idx',"
-            + " 'outbox_events_pending_aggregate_idx')");
-  }
-
   /** The value of a server setting ({@code SHOW name}). */
   String show(String setting) throws SQLException {
     try (Connection connection = connect();

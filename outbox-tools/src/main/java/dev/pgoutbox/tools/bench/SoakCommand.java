@@ -9,10 +9,12 @@ import dev.pgoutbox.relay.RelayConfig;
 import java.io.PrintStream;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.Callable;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
@@ -101,6 +103,14 @@ final class SoakCommand implements Callable<Integer> {
   int retentionBatch;
 
   @Option(
+      names = "--rebuild-pending-indexes",
+      description =
+          "After each --hold-xmin window, once the relays have caught up, rebuild the pending"
+              + " indexes with OutboxAdmin.rebuildPendingIndexes, as a host acting on"
+              + " outbox_table_pending_index_size_bytes would (index_rebuilds in the JSON)")
+  boolean rebuildPendingIndexes;
+
+  @Option(
       names = "--sample-seconds",
       description = "Seconds between samples (default 10)",
       defaultValue = "10")
@@ -174,6 +184,7 @@ final class SoakCommand implements Callable<Integer> {
       @Nullable Double drainSeconds = null;
       List<XminHolder.Held> held;
       long retentionDeleted = 0;
+      List<Map<String, Object>> indexRebuilds = List.of();
       try {
         for (int i = 0; i < relaysOptions.relays; i++) {
           // Two threads, as the relay's docs advise: its gauge refresh must not queue behind it.
@@ -208,7 +219,12 @@ final class SoakCommand implements Callable<Integer> {
         long writeStart = System.nanoTime();
         long writeEnd = writeStart + TimeUnit.SECONDS.toNanos(duration);
         Sampler sampler =
-            new Sampler(db, admin, latencies, batchTimes, claimTimes, windows, writeStart);
+            new Sampler(admin, latencies, batchTimes, claimTimes, windows, writeStart);
+        PendingIndexRebuilds rebuilds =
+            new PendingIndexRebuilds(
+                OutboxAdmin.builder().dataSource(db.pool(1)).schema(db.schema()).build(),
+                housekeeping,
+                rebuildPendingIndexes ? windows : List.of());
         PacedWriters paced =
             PacedWriters.start(
                 db,
@@ -230,6 +246,7 @@ final class SoakCommand implements Callable<Integer> {
             SoakInterval interval = sampler.sample(true, paced);
             intervals.add(interval);
             progress(interval);
+            rebuilds.afterSample(interval);
             deliveries.absorb();
           }
           written = paced.await();
@@ -254,6 +271,7 @@ final class SoakCommand implements Callable<Integer> {
             progress(interval);
           } while (latencies.unpublished() > 0 && System.nanoTime() - deadline < 0);
           held = holder.held();
+          indexRebuilds = rebuilds.done();
         }
         if (retentionAge != null) {
           // What retention would delete at the end: its backlog, if it fell behind.
@@ -303,6 +321,9 @@ final class SoakCommand implements Callable<Integer> {
                   "index_bytes_ratio_last_half",
                   lastHalfRatio(writing, OutboxTableStats::indexBytes))
               .put("retention_deleted_at_end", retentionAge == null ? null : retentionDeleted);
+      if (rebuildPendingIndexes) {
+        result.put("index_rebuilds", indexRebuilds);
+      }
       deliveries.check(written).into(result);
       db.describe(result);
       List<Map<String, Object>> holds = phases.windows();
@@ -404,9 +425,53 @@ final class SoakCommand implements Callable<Integer> {
     System.err.print("soak: " + row(interval));
   }
 
+  /**
+   * {@code --rebuild-pending-indexes}: once per window, at the first sample after it closed in
+   * which the relays kept up, rebuilds the pending indexes on the housekeeping thread, so sampling
+   * goes on meanwhile. With no windows it does nothing.
+   */
+  private static final class PendingIndexRebuilds {
+    private final OutboxAdmin admin;
+    private final ScheduledExecutorService executor;
+    private final List<HoldWindow> windows;
+    private final List<Map<String, Object>> done = new CopyOnWriteArrayList<>();
+    private int handled;
+
+    PendingIndexRebuilds(
+        OutboxAdmin admin, ScheduledExecutorService executor, List<HoldWindow> windows) {
+      this.admin = admin;
+      this.executor = executor;
+      this.windows = windows;
+    }
+
+    void afterSample(SoakInterval interval) {
+      if (handled >= windows.size()
+          || interval.endSeconds() <= windows.get(handled).endSeconds()
+          || interval.holding()
+          || !interval.keptUp()) {
+        return;
+      }
+      handled++;
+      double at = interval.endSeconds();
+      executor.execute(
+          () -> {
+            long started = System.nanoTime();
+            long freed = admin.rebuildPendingIndexes();
+            Map<String, Object> rebuild = new LinkedHashMap<>();
+            rebuild.put("t_s", Result.round(at, 3));
+            rebuild.put("seconds", Result.round((System.nanoTime() - started) / 1e9, 3));
+            rebuild.put("freed_bytes", freed);
+            done.add(rebuild);
+          });
+    }
+
+    List<Map<String, Object>> done() {
+      return List.copyOf(done);
+    }
+  }
+
   /** Takes the samples: what the recorders gathered since the last one, and the table now. */
   private final class Sampler {
-    private final BenchDatabase db;
     private final OutboxAdmin admin;
     private final CommitToPublish latencies;
     private final Recorder batchTimes;
@@ -417,7 +482,6 @@ final class SoakCommand implements Callable<Integer> {
     private long committedBefore;
 
     Sampler(
-        BenchDatabase db,
         OutboxAdmin admin,
         CommitToPublish latencies,
         Recorder batchTimes,
@@ -425,7 +489,6 @@ final class SoakCommand implements Callable<Integer> {
         List<HoldWindow> windows,
         long writeStart) {
       this.windows = windows;
-      this.db = db;
       this.admin = admin;
       this.latencies = latencies;
       this.batchTimes = batchTimes;
@@ -445,7 +508,6 @@ final class SoakCommand implements Callable<Integer> {
       long pending = admin.pendingCount();
       Duration oldestPending = admin.oldestPendingAge();
       OutboxTableStats table = admin.tableStats();
-      long pendingIndexBytes = db.pendingIndexBytes();
       Duration oldestTransaction = admin.oldestTransactionAge();
       long sampleMillis = (System.nanoTime() - queried) / 1_000_000;
       SoakInterval interval =
@@ -462,7 +524,6 @@ final class SoakCommand implements Callable<Integer> {
               oldestPending,
               pending <= rate,
               table,
-              pendingIndexBytes,
               oldestTransaction,
               sampleMillis);
       last = now;

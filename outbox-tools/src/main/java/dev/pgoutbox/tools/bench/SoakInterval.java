@@ -23,7 +23,6 @@ record SoakInterval(
     Duration oldestPendingAge,
     boolean keptUp,
     OutboxTableStats table,
-    long pendingIndexBytes,
     Duration oldestTransactionAge,
     long sampleMillis) {
 
@@ -59,7 +58,7 @@ record SoakInterval(
     map.put("autovacuum_count", table.autovacuumCount());
     map.put("table_bytes", table.tableBytes());
     map.put("index_bytes", table.indexBytes());
-    map.put("pending_index_bytes", pendingIndexBytes);
+    map.put("pending_index_bytes", table.pendingIndexBytes());
     map.put("oldest_xact_s", Result.round(oldestTransactionAge.toMillis() / 1000.0, 1));
     map.put("sample_ms", sampleMillis);
     return map;

@@ -88,7 +88,7 @@ class SoakCommandIT {
   @ParameterizedTest
   @ValueSource(
       strings = {
-        "--completion mark --retention 5s --retention-every 2s",
+        "--completion mark --retention 5s --retention-every 2s --rebuild-pending-indexes",
         "--completion delete --relays 2"
       })
   void quickSoakReportsEveryIntervalAndLosesNothing(String arguments) throws Exception {
@@ -180,5 +180,16 @@ class SoakCommandIT {
       }
     }
     assertThat(oldestInWindow).isGreaterThanOrEqualTo(2.0);
+
+    if (arguments.contains("--rebuild-pending-indexes")) {
+      JsonNode rebuilds = run.get("index_rebuilds");
+      assertThat(rebuilds.size()).as("one rebuild for the one window: %s", rebuilds).isEqualTo(1);
+      assertThat(rebuilds.get(0).get("t_s").asDouble())
+          .as("after the window closed")
+          .isGreaterThan(12.0);
+      assertThat(rebuilds.get(0).get("freed_bytes").asLong()).isNotNegative();
+    } else {
+      assertThat(run.has("index_rebuilds")).isFalse();
+    }
   }
 }

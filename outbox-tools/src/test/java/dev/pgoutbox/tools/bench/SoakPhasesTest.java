@@ -35,7 +35,6 @@ class SoakPhasesTest {
               Duration.ZERO,
               pending[i] <= 1000,
               new OutboxTableStats(100, pending[i], 0, null, 8192, 8192, 8192),
-              0,
               Duration.ZERO,
               1));
     }
@@ -109,7 +108,6 @@ class SoakPhasesTest {
             Duration.ZERO,
             true,
             OutboxTableStats.EMPTY,
-            0,
             Duration.ZERO,
             1));
 

@@ -137,7 +137,7 @@ class OutboxAdminIT {
           "insert into outbox_events (aggregate_type, aggregate_id, event_type, payload)"
               + " values ('order', 'during-1', 'order.step', '{}')");
       Thread rebuild = Thread.ofPlatform().start(() -> freed.set(admin.rebuildPendingIndexes()));
-      db.awaitWaitingForLock(-1, "virtualxid");
+      db.awaitAnyWaitingForLock("virtualxid");
       write.execute(
           "insert into outbox_events (aggregate_type, aggregate_id, event_type, payload)"
               + " values ('order', 'during-2', 'order.step', '{}')");

@@ -187,16 +187,28 @@ public final class TestSchema implements BeforeAllCallback, AfterAllCallback {
 
   /**
    * Waits (up to {@link Eventually#DEADLINE}) until backend {@code pid} waits for a lock of {@code
-   * lockType} ({@code advisory}, {@code tuple}, {@code transactionid}...), or any backend with
-   * {@code pid} -1: the latch of tests that race two transactions.
+   * lockType} ({@code advisory}, {@code tuple}, {@code transactionid}...): the latch of tests that
+   * race two transactions.
    */
   public void awaitWaitingForLock(int pid, String lockType) {
+    awaitLockWait("backend " + pid, "pid = " + pid, lockType);
+  }
+
+  /**
+   * {@link #awaitWaitingForLock} for whichever backend waits: for a statement whose session the
+   * test does not know (e.g. one run on a pooled connection by the code under test).
+   */
+  public void awaitAnyWaitingForLock(String lockType) {
+    awaitLockWait("a backend", "true", lockType);
+  }
+
+  private void awaitLockWait(String who, String backend, String lockType) {
     Eventually.await(
-        (pid == -1 ? "a backend" : "backend " + pid) + " waits for a " + lockType + " lock",
+        who + " waits for a " + lockType + " lock",
         () ->
             queryLong(
                     "SELECT count(*) FROM pg_locks WHERE "
-                        + (pid == -1 ? "true" : "pid = " + pid)
+                        + backend
                         + " AND locktype = '"
                         + lockType.replace("'", "''")
                         + "' AND NOT granted")

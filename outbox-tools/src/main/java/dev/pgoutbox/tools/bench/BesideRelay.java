@@ -17,14 +17,17 @@ import org.jspecify.annotations.Nullable;
 /**
  * A relay publishing, with a no-op publisher, what writers write while {@code bench writer}
  * measures them: a table relay, or a WAL relay on a slot and publication of its own (created here,
- * dropped on close), so the writers pay what each kind of relay costs the database beside them.
+ * dropped on close), so the writers pay what each kind of relay costs the database beside them; or
+ * only a reader of such a slot ({@link SlotDrain}), for the server's decoding alone.
  */
 final class BesideRelay {
 
   /** Which relay runs beside the writers. */
   enum Kind {
     TABLE,
-    WAL
+    WAL,
+    /** The slot streamed and acknowledged, nothing published or completed. */
+    DECODING_ONLY
   }
 
   private final BenchDatabase db;
@@ -32,6 +35,7 @@ final class BesideRelay {
   private final AtomicLong published = new AtomicLong();
   private final @Nullable OutboxRelay tableRelay;
   private final @Nullable WalRelay walRelay;
+  private final @Nullable SlotDrain slotDrain;
   private final @Nullable String slot;
 
   private BesideRelay(BenchDatabase db, Kind kind) throws Exception {
@@ -51,9 +55,15 @@ final class BesideRelay {
           }
         };
     RelayConfig config = RelayConfig.builder().pollInterval(Duration.ofMillis(100)).build();
-    if (kind == Kind.TABLE) {
+    if (kind == Kind.DECODING_ONLY) {
+      this.slot = Drains.walSlot(db);
+      this.tableRelay = null;
+      this.walRelay = null;
+      this.slotDrain = SlotDrain.start(db.pool(1), slot, slot);
+    } else if (kind == Kind.TABLE) {
       this.slot = null;
       this.walRelay = null;
+      this.slotDrain = null;
       OutboxRelay relay =
           OutboxRelay.builder()
               .name("bench-beside-table")
@@ -69,6 +79,7 @@ final class BesideRelay {
     } else {
       this.slot = Drains.walSlot(db);
       this.tableRelay = null;
+      this.slotDrain = null;
       WalRelay relay =
           WalRelay.builder()
               .name("bench-beside-wal")
@@ -91,9 +102,9 @@ final class BesideRelay {
     return new BesideRelay(db, kind);
   }
 
-  /** Events it published so far. */
+  /** Events it published so far; for {@link Kind#DECODING_ONLY}, the inserts it streamed. */
   long published() {
-    return published.get();
+    return slotDrain != null ? slotDrain.inserts() : published.get();
   }
 
   /** Stops the relay; a WAL relay's slot and publication are dropped. */
@@ -103,6 +114,9 @@ final class BesideRelay {
     }
     if (walRelay != null) {
       walRelay.close();
+    }
+    if (slotDrain != null) {
+      slotDrain.stop();
     }
     executor.shutdownNow();
     if (slot != null) {

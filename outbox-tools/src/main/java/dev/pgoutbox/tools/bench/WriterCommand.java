@@ -43,7 +43,12 @@ final class WriterCommand implements Callable<Integer> {
     /** With a table relay publishing beside the writers (--with-relays). */
     TABLE_RELAY,
     /** With a WAL relay publishing beside the writers (--with-relays). */
-    WAL_RELAY
+    WAL_RELAY,
+    /**
+     * With only a reader of a slot beside the writers (--with-relays): the server's logical
+     * decoding and WAL sender, without the WAL relay's publishing and completion.
+     */
+    WAL_DECODING_ONLY
   }
 
   @Mixin BenchOptions options;
@@ -71,7 +76,9 @@ final class WriterCommand implements Callable<Integer> {
           "Also run the outbox transaction (trigger on) while a table relay, then a WAL relay,"
               + " publishes what the writers write (no-op publisher; needs wal_level=logical: the"
               + " embedded PostgreSQL is started with it): table_relay_tx_per_s,"
-              + " wal_relay_tx_per_s, ratio_wal_relay_to_table_relay")
+              + " wal_relay_tx_per_s, ratio_wal_relay_to_table_relay; and while only a reader"
+              + " streams a slot (decoding alone): wal_decoding_only_tx_per_s,"
+              + " ratio_wal_decoding_only_to_table_relay")
   boolean withRelays;
 
   @Override
@@ -112,7 +119,8 @@ final class WriterCommand implements Callable<Integer> {
             committed.get(Variant.OUTBOX)
                 + committed.get(Variant.OUTBOX_NOTIFY)
                 + committed.getOrDefault(Variant.TABLE_RELAY, 0L)
-                + committed.getOrDefault(Variant.WAL_RELAY, 0L);
+                + committed.getOrDefault(Variant.WAL_RELAY, 0L)
+                + committed.getOrDefault(Variant.WAL_DECODING_ONLY, 0L);
         Result result = new Result("writer").put("clients", clientCount);
         Map<Variant, Double> rate = new EnumMap<>(Variant.class);
         for (Variant variant : variants) {
@@ -143,9 +151,17 @@ final class WriterCommand implements Callable<Integer> {
               .put(
                   "ratio_wal_relay_to_table_relay",
                   Result.round(rate.get(Variant.WAL_RELAY) / rate.get(Variant.TABLE_RELAY), 3))
+              .put(
+                  "wal_decoding_only_tx_per_s",
+                  Result.round(rate.get(Variant.WAL_DECODING_ONLY), 0))
+              .put(
+                  "ratio_wal_decoding_only_to_table_relay",
+                  Result.round(
+                      rate.get(Variant.WAL_DECODING_ONLY) / rate.get(Variant.TABLE_RELAY), 3))
               // What each relay published while the writers ran: proof it was working.
               .put("table_relay_published", relayed.get(Variant.TABLE_RELAY))
-              .put("wal_relay_published", relayed.get(Variant.WAL_RELAY));
+              .put("wal_relay_published", relayed.get(Variant.WAL_RELAY))
+              .put("wal_decoding_only_streamed", relayed.get(Variant.WAL_DECODING_ONLY));
         }
         db.describe(result);
         result.print(System.out, options.json);
@@ -167,6 +183,7 @@ final class WriterCommand implements Callable<Integer> {
         switch (variant) {
           case TABLE_RELAY -> BesideRelay.Kind.TABLE;
           case WAL_RELAY -> BesideRelay.Kind.WAL;
+          case WAL_DECODING_ONLY -> BesideRelay.Kind.DECODING_ONLY;
           default -> null;
         };
     if (kind == null) {
@@ -248,7 +265,7 @@ final class WriterCommand implements Callable<Integer> {
         Map<String, Object> payload =
             Map.of("orderId", orderId, "customerId", customer, "total", "59.97", "items", 3);
         switch (variant) {
-          case OUTBOX, OUTBOX_NOTIFY, TABLE_RELAY, WAL_RELAY ->
+          case OUTBOX, OUTBOX_NOTIFY, TABLE_RELAY, WAL_RELAY, WAL_DECODING_ONLY ->
               outbox.append(
                   connection,
                   OutboxEvent.of("order", Long.toString(orderId), "order.created", payload));

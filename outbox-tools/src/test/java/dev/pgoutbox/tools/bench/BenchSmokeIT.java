@@ -246,7 +246,10 @@ class BenchSmokeIT {
                 "wal_relay_tx_per_s",
                 "ratio_wal_relay_to_table_relay",
                 "table_relay_published",
-                "wal_relay_published")));
+                "wal_relay_published",
+                "wal_decoding_only_tx_per_s",
+                "ratio_wal_decoding_only_to_table_relay",
+                "wal_decoding_only_streamed")));
   }
 
   @ParameterizedTest
@@ -262,6 +265,9 @@ class BenchSmokeIT {
         // Each relay really ran beside the writers.
         assertThat(line.get("table_relay_published").asLong()).as("table relay").isPositive();
         assertThat(line.get("wal_relay_published").asLong()).as("WAL relay").isPositive();
+        assertThat(line.get("wal_decoding_only_streamed").asLong())
+            .as("slot read alone")
+            .isPositive();
       }
       if (arguments.startsWith("latency")) {
         // Nothing crashes here: the reader publishes each event once.

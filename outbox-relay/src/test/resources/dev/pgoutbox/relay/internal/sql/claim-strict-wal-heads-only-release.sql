@@ -34,17 +34,19 @@ with
         )
       )
       and "e"."parked" = true
-      and "e"."position" = (
-        select "p"."position"
+      and (
+        select 1
         from "public"."outbox_events" as "p"
         where (
           "p"."processed_at" is null
-          and ("p"."aggregate_type", "p"."aggregate_id") >= ("e"."aggregate_type", "e"."aggregate_id")
+          and "p"."aggregate_type" = "e"."aggregate_type"
+          and "p"."aggregate_id" >= "e"."aggregate_id"
+          and ("p"."aggregate_id", "p"."position") < ("e"."aggregate_id", "e"."position")
           and "p"."dead_at" is null
         )
-        order by "p"."aggregate_type", "p"."aggregate_id", "p"."position"
+        order by "p"."aggregate_type" desc, "p"."aggregate_id" desc, "p"."position" desc
         fetch next 1 rows only
-      )
+      ) is null
     )
     order by "e"."position"
     fetch next ? rows only

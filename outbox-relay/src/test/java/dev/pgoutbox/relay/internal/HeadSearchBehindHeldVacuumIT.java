@@ -122,6 +122,77 @@ class HeadSearchBehindHeldVacuumIT {
     }
   }
 
+  /**
+   * A run shorter than the claim reads per aggregate must end at its aggregate's last entry: read
+   * on, it steps over the next aggregate's dead entries, for every head.
+   */
+  @Test
+  void aShortRunStopsAtItsAggregatesEndNotAtTheNextAggregatesDeadEntries() throws Exception {
+    int aggregates = 100;
+    db.execute("alter table outbox_events set (autovacuum_enabled = off)");
+    db.execute("truncate outbox_events");
+    try (Connection holder = db.connect()) {
+      holder.setAutoCommit(false);
+      try (Statement statement = holder.createStatement()) {
+        statement.execute("set transaction isolation level repeatable read");
+        statement.executeQuery("select 1").close();
+      }
+      // Every aggregate: its published history, then one pending event (a run of one).
+      db.execute(
+          "insert into outbox_events (aggregate_type, aggregate_id, event_type, payload)"
+              + " select 'order', 'agg-' || lpad(a::text, 3, '0'), 'order.step', '{}'::jsonb"
+              + " from generate_series(1, "
+              + PUBLISHED_EACH
+              + ") e, generate_series(1, "
+              + aggregates
+              + ") a order by e, a");
+      db.execute("update outbox_events set processed_at = now()");
+      db.execute(
+          "insert into outbox_events (aggregate_type, aggregate_id, event_type, payload)"
+              + " select 'order', 'agg-' || lpad(a::text, 3, '0'), 'order.step', '{}'::jsonb"
+              + " from generate_series(1, "
+              + aggregates
+              + ") a");
+
+      Claimer claimer =
+          new Claimer(BATCH, Ordering.STRICT, DeadLetterPolicy.HOLD_AGGREGATE, db.schema());
+      try (Connection connection = db.connect()) {
+        connection.setAutoCommit(false);
+        DSLContext tx =
+            DSL.using(connection, SQLDialect.POSTGRES, OutboxSchema.jooqSettings(db.schema()));
+        Sql.configureClaimTransaction(tx, "short-runs", Duration.ofSeconds(30), true);
+        long before = aggregateIndexEntriesReadSoFar(connection);
+        List<ClaimedRow> claimed = claimer.claim(tx);
+        long read = aggregateIndexEntriesReadSoFar(connection) - before;
+        connection.rollback();
+
+        // The first claim asks for 40 heads and reads runs behind them (fewer heads than its
+        // batch). Each head steps over its own aggregate's published entries once, to know it is
+        // a head; its run must not step over the next aggregate's as well.
+        assertThat(claimed).as("claimed").hasSizeGreaterThan(1);
+        long ownWalk = (long) claimed.size() * (PUBLISHED_EACH + 2);
+        assertThat(read)
+            .as("aggregate index entries read by a claim of %d runs of one", claimed.size())
+            .isLessThan(ownWalk + ownWalk / 2);
+      }
+      holder.rollback();
+    } finally {
+      db.execute("alter table outbox_events reset (autovacuum_enabled)");
+    }
+  }
+
+  /** Entries of the aggregate index this session's transaction read so far. */
+  private static long aggregateIndexEntriesReadSoFar(Connection connection) throws SQLException {
+    try (Statement statement = connection.createStatement();
+        ResultSet rs =
+            statement.executeQuery(
+                "select pg_stat_get_xact_tuples_returned("
+                    + "'outbox_events_pending_aggregate_idx'::regclass)")) {
+      rs.next();
+      return rs.getLong(1);
+    }
+  }
+
   /** Index entries of the outbox this session's transaction read so far. */
   private static long indexEntriesReadSoFar(Connection connection) throws SQLException {
     try (Statement statement = connection.createStatement();

@@ -59,8 +59,9 @@ with
         from "public"."outbox_events" as "r"
         where (
           "r"."processed_at" is null
-          and ("r"."aggregate_type", "r"."aggregate_id", "r"."position") >= (
-            "owned"."t",
+          and "r"."aggregate_type" = "owned"."t"
+          and "r"."aggregate_id" <= "owned"."a"
+          and ("r"."aggregate_id", "r"."position") >= (
             "owned"."a",
             "owned"."p"
           )

@@ -17,6 +17,8 @@ import java.util.Map;
 import org.jooq.DSLContext;
 import org.jooq.SQLDialect;
 import org.jooq.impl.DSL;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
@@ -39,87 +41,73 @@ class HeadSearchBehindHeldVacuumIT {
   private static final int COLD_AGGREGATES = 90;
   private static final int BATCH = 100;
 
+  /** Entries read from every index of the outbox, by this session's transaction so far. */
+  private static final String ALL_INDEXES =
+      "select coalesce(sum(pg_stat_get_xact_tuples_returned(indexrelid)), 0)"
+          + " from pg_index where indrelid = 'outbox_events'::regclass";
+
+  /** Entries read from the aggregate index, by this session's transaction so far. */
+  private static final String AGGREGATE_INDEX =
+      "select pg_stat_get_xact_tuples_returned('outbox_events_pending_aggregate_idx'::regclass)";
+
+  /** The held horizon: a snapshot older than every row a test writes. */
+  private Connection holder;
+
+  @BeforeEach
+  void holdVacuumBack() throws SQLException {
+    db.execute("alter table outbox_events set (autovacuum_enabled = off)");
+    db.execute("truncate outbox_events");
+    holder = db.connect();
+    holder.setAutoCommit(false);
+    try (Statement statement = holder.createStatement()) {
+      statement.execute("set transaction isolation level repeatable read");
+      statement.executeQuery("select 1").close();
+    }
+  }
+
+  @AfterEach
+  void release() throws SQLException {
+    holder.rollback();
+    holder.close();
+    db.execute("alter table outbox_events reset (autovacuum_enabled)");
+  }
+
   @Test
   void rowsThatAreNotHeadsAreToldApartWithoutSteppingOverTheirAggregatesDeadEntries()
       throws Exception {
-    db.execute("alter table outbox_events set (autovacuum_enabled = off)");
-    db.execute("truncate outbox_events");
-    try (Connection holder = db.connect()) {
-      // The held horizon: a snapshot older than every row below.
-      holder.setAutoCommit(false);
-      try (Statement statement = holder.createStatement()) {
-        statement.execute("set transaction isolation level repeatable read");
-        statement.executeQuery("select 1").close();
-      }
+    // Each hot aggregate's published history: dead entries before its first pending row.
+    insertPerAggregate("hot-' || a", PUBLISHED_EACH, HOT_AGGREGATES);
+    db.execute("update outbox_events set processed_at = now()");
+    // The backlog: the hot aggregates' runs first (their heads, then rows that are not heads),
+    // then the cold aggregates' heads behind them.
+    insertPerAggregate("hot-' || a", HOT_PENDING_EACH, HOT_AGGREGATES);
+    insertPerAggregate("cold-' || a", 1, COLD_AGGREGATES);
 
-      // Each hot aggregate's published history: dead entries before its first pending row.
-      db.execute(
-          "insert into outbox_events (aggregate_type, aggregate_id, event_type, payload)"
-              + " select 'order', 'hot-' || a, 'order.step', '{}'::jsonb"
-              + " from generate_series(1, "
-              + PUBLISHED_EACH
-              + ") e, generate_series(1, "
-              + HOT_AGGREGATES
-              + ") a order by e, a");
-      db.execute("update outbox_events set processed_at = now()");
-      // The backlog: the hot aggregates' runs first (their heads, then rows that are not heads),
-      // then the cold aggregates' heads behind them.
-      db.execute(
-          "insert into outbox_events (aggregate_type, aggregate_id, event_type, payload)"
-              + " select 'order', 'hot-' || a, 'order.step', '{}'::jsonb"
-              + " from generate_series(1, "
-              + HOT_PENDING_EACH
-              + ") e, generate_series(1, "
-              + HOT_AGGREGATES
-              + ") a order by e, a");
-      db.execute(
-          "insert into outbox_events (aggregate_type, aggregate_id, event_type, payload)"
-              + " select 'order', 'cold-' || a, 'order.step', '{}'::jsonb"
-              + " from generate_series(1, "
-              + COLD_AGGREGATES
-              + ") a");
+    Claim claim = claimOnce(ALL_INDEXES);
 
-      Claimer claimer =
-          new Claimer(BATCH, Ordering.STRICT, DeadLetterPolicy.HOLD_AGGREGATE, db.schema());
-      try (Connection connection = db.connect()) {
-        connection.setAutoCommit(false);
-        DSLContext tx =
-            DSL.using(connection, SQLDialect.POSTGRES, OutboxSchema.jooqSettings(db.schema()));
-        Sql.configureClaimTransaction(tx, "head-search", Duration.ofSeconds(30), true);
-        long before = indexEntriesReadSoFar(connection);
-        List<ClaimedRow> claimed = claimer.claim(tx);
-        long read = indexEntriesReadSoFar(connection) - before;
-        Map<String, Long> lowestPending = lowestPendingPositions(connection);
-        connection.rollback();
-
-        // The first claim asks for 40 heads: the 10 hot ones, then past the 990 rows behind
-        // them that are not heads, 30 cold ones.
-        assertThat(claimed).as("claimed").isNotEmpty();
-        assertThat(claimed.stream().map(ClaimedRow::aggregateId).filter(a -> a.startsWith("cold")))
-            .as("cold heads found behind the hot aggregates' backlog")
-            .isNotEmpty();
-        Map<String, Long> firstClaimed = new HashMap<>();
-        for (ClaimedRow row : claimed) {
-          firstClaimed.merge(row.aggregateId(), row.position(), Math::min);
-        }
-        firstClaimed.forEach(
-            (aggregate, position) ->
-                assertThat(position)
-                    .as("%s is claimed from its first pending row on", aggregate)
-                    .isEqualTo(lowestPending.get(aggregate)));
-
-        // Stepping over the dead entries for each row that is not a head reads about 990 x 300;
-        // telling it apart by its predecessor reads one entry each. Heads step over theirs once.
-        int notHeads = HOT_AGGREGATES * (HOT_PENDING_EACH - 1);
-        long headsWalk = (long) HOT_AGGREGATES * PUBLISHED_EACH;
-        assertThat(read)
-            .as("index entries read by one claim past %d rows that are not heads", notHeads)
-            .isLessThan(10L * notHeads + 2 * headsWalk);
-      }
-      holder.rollback();
-    } finally {
-      db.execute("alter table outbox_events reset (autovacuum_enabled)");
+    // The first claim asks for 40 heads: the 10 hot ones, then past the 990 rows behind them
+    // that are not heads, 30 cold ones.
+    assertThat(claim.rows()).as("claimed").isNotEmpty();
+    assertThat(claim.rows().stream().map(ClaimedRow::aggregateId).filter(a -> a.startsWith("cold")))
+        .as("cold heads found behind the hot aggregates' backlog")
+        .isNotEmpty();
+    Map<String, Long> firstClaimed = new HashMap<>();
+    for (ClaimedRow row : claim.rows()) {
+      firstClaimed.merge(row.aggregateId(), row.position(), Math::min);
     }
+    firstClaimed.forEach(
+        (aggregate, position) ->
+            assertThat(position)
+                .as("%s is claimed from its first pending row on", aggregate)
+                .isEqualTo(claim.lowestPending().get(aggregate)));
+
+    // Stepping over the dead entries for each row that is not a head reads about 990 x 300;
+    // telling it apart by its predecessor reads one entry each. Heads step over theirs once.
+    int notHeads = HOT_AGGREGATES * (HOT_PENDING_EACH - 1);
+    long headsWalk = (long) HOT_AGGREGATES * PUBLISHED_EACH;
+    assertThat(claim.entriesRead())
+        .as("index entries read by one claim past %d rows that are not heads", notHeads)
+        .isLessThan(10L * notHeads + 2 * headsWalk);
   }
 
   /**
@@ -128,95 +116,73 @@ class HeadSearchBehindHeldVacuumIT {
    */
   @Test
   void aShortRunStopsAtItsAggregatesEndNotAtTheNextAggregatesDeadEntries() throws Exception {
-    int aggregates = 100;
-    db.execute("alter table outbox_events set (autovacuum_enabled = off)");
-    db.execute("truncate outbox_events");
-    try (Connection holder = db.connect()) {
-      holder.setAutoCommit(false);
-      try (Statement statement = holder.createStatement()) {
-        statement.execute("set transaction isolation level repeatable read");
-        statement.executeQuery("select 1").close();
-      }
-      // Every aggregate: its published history, then one pending event (a run of one).
-      db.execute(
-          "insert into outbox_events (aggregate_type, aggregate_id, event_type, payload)"
-              + " select 'order', 'agg-' || lpad(a::text, 3, '0'), 'order.step', '{}'::jsonb"
-              + " from generate_series(1, "
-              + PUBLISHED_EACH
-              + ") e, generate_series(1, "
-              + aggregates
-              + ") a order by e, a");
-      db.execute("update outbox_events set processed_at = now()");
-      db.execute(
-          "insert into outbox_events (aggregate_type, aggregate_id, event_type, payload)"
-              + " select 'order', 'agg-' || lpad(a::text, 3, '0'), 'order.step', '{}'::jsonb"
-              + " from generate_series(1, "
-              + aggregates
-              + ") a");
+    // Every aggregate: its published history, then one pending event (a run of one).
+    insertPerAggregate("agg-' || lpad(a::text, 3, '0')", PUBLISHED_EACH, 100);
+    db.execute("update outbox_events set processed_at = now()");
+    insertPerAggregate("agg-' || lpad(a::text, 3, '0')", 1, 100);
 
-      Claimer claimer =
-          new Claimer(BATCH, Ordering.STRICT, DeadLetterPolicy.HOLD_AGGREGATE, db.schema());
-      try (Connection connection = db.connect()) {
-        connection.setAutoCommit(false);
-        DSLContext tx =
-            DSL.using(connection, SQLDialect.POSTGRES, OutboxSchema.jooqSettings(db.schema()));
-        Sql.configureClaimTransaction(tx, "short-runs", Duration.ofSeconds(30), true);
-        long before = aggregateIndexEntriesReadSoFar(connection);
-        List<ClaimedRow> claimed = claimer.claim(tx);
-        long read = aggregateIndexEntriesReadSoFar(connection) - before;
-        connection.rollback();
+    Claim claim = claimOnce(AGGREGATE_INDEX);
 
-        // The first claim asks for 40 heads and reads runs behind them (fewer heads than its
-        // batch). Each head steps over its own aggregate's published entries once, to know it is
-        // a head; its run must not step over the next aggregate's as well.
-        assertThat(claimed).as("claimed").hasSizeGreaterThan(1);
-        long ownWalk = (long) claimed.size() * (PUBLISHED_EACH + 2);
-        assertThat(read)
-            .as("aggregate index entries read by a claim of %d runs of one", claimed.size())
-            .isLessThan(ownWalk + ownWalk / 2);
+    // The first claim asks for 40 heads and reads runs behind them (fewer heads than its batch).
+    // Each head steps over its own aggregate's published entries once, to know it is a head; its
+    // run must not step over the next aggregate's as well.
+    assertThat(claim.rows()).as("claimed").hasSizeGreaterThan(1);
+    long ownWalk = (long) claim.rows().size() * (PUBLISHED_EACH + 2);
+    assertThat(claim.entriesRead())
+        .as("aggregate index entries read by a claim of %d runs of one", claim.rows().size())
+        .isLessThan(ownWalk + ownWalk / 2);
+  }
+
+  /**
+   * {@code events} events for each of {@code aggregates}, round robin; the id is SQL on {@code a}.
+   */
+  private static void insertPerAggregate(String aggregateIdSql, int events, int aggregates) {
+    db.execute(
+        "insert into outbox_events (aggregate_type, aggregate_id, event_type, payload)"
+            + " select 'order', '"
+            + aggregateIdSql
+            + ", 'order.step', '{}'::jsonb from generate_series(1, "
+            + events
+            + ") e, generate_series(1, "
+            + aggregates
+            + ") a order by e, a");
+  }
+
+  /** What one claim took, the index entries it read, and each aggregate's first pending row. */
+  private record Claim(List<ClaimedRow> rows, long entriesRead, Map<String, Long> lowestPending) {}
+
+  /** One strict claim in a transaction rolled back after it, counting entries with {@code sql}. */
+  private static Claim claimOnce(String entriesReadSql) throws SQLException {
+    Claimer claimer =
+        new Claimer(BATCH, Ordering.STRICT, DeadLetterPolicy.HOLD_AGGREGATE, db.schema());
+    try (Connection connection = db.connect()) {
+      connection.setAutoCommit(false);
+      DSLContext tx =
+          DSL.using(connection, SQLDialect.POSTGRES, OutboxSchema.jooqSettings(db.schema()));
+      Sql.configureClaimTransaction(tx, "head-search", Duration.ofSeconds(30), true);
+      long before = queryLong(connection, entriesReadSql);
+      List<ClaimedRow> rows = claimer.claim(tx);
+      long read = queryLong(connection, entriesReadSql) - before;
+      Map<String, Long> lowest = new HashMap<>();
+      try (Statement statement = connection.createStatement();
+          ResultSet rs =
+              statement.executeQuery(
+                  "select aggregate_id, min(position) from outbox_events"
+                      + " where processed_at is null group by aggregate_id")) {
+        while (rs.next()) {
+          lowest.put(rs.getString(1), rs.getLong(2));
+        }
       }
-      holder.rollback();
-    } finally {
-      db.execute("alter table outbox_events reset (autovacuum_enabled)");
+      connection.rollback();
+      return new Claim(rows, read, lowest);
     }
   }
 
-  /** Entries of the aggregate index this session's transaction read so far. */
-  private static long aggregateIndexEntriesReadSoFar(Connection connection) throws SQLException {
+  private static long queryLong(Connection connection, String sql) throws SQLException {
     try (Statement statement = connection.createStatement();
-        ResultSet rs =
-            statement.executeQuery(
-                "select pg_stat_get_xact_tuples_returned("
-                    + "'outbox_events_pending_aggregate_idx'::regclass)")) {
+        ResultSet rs = statement.executeQuery(sql)) {
       rs.next();
       return rs.getLong(1);
     }
-  }
-
-  /** Index entries of the outbox this session's transaction read so far. */
-  private static long indexEntriesReadSoFar(Connection connection) throws SQLException {
-    try (Statement statement = connection.createStatement();
-        ResultSet rs =
-            statement.executeQuery(
-                "select coalesce(sum(pg_stat_get_xact_tuples_returned(indexrelid)), 0)"
-                    + " from pg_index where indrelid = 'outbox_events'::regclass")) {
-      rs.next();
-      return rs.getLong(1);
-    }
-  }
-
-  private static Map<String, Long> lowestPendingPositions(Connection connection)
-      throws SQLException {
-    Map<String, Long> lowest = new HashMap<>();
-    try (Statement statement = connection.createStatement();
-        ResultSet rs =
-            statement.executeQuery(
-                "select aggregate_id, min(position) from outbox_events"
-                    + " where processed_at is null group by aggregate_id")) {
-      while (rs.next()) {
-        lowest.put(rs.getString(1), rs.getLong(2));
-      }
-    }
-    return lowest;
   }
 }

@@ -252,12 +252,12 @@ final class ClaimStatements {
     // aggregate's first pending row until vacuum removes them (all of them while a transaction
     // holds vacuum back), so a candidate that is not a head finds its predecessor at the first
     // entry, and only a head steps over its aggregate's dead entries. Read forwards from the
-    // aggregate's start, every candidate stepped over them: in a backlog most candidates are not
-    // heads, and claims took 100-500 ms in a held window. The order named in full (type, id,
-    // position) is one only the aggregate index gives. Asked as NOT EXISTS, PostgreSQL chose a
-    // sequential scan per candidate once the table was analysed with few aggregates; asked as
-    // max() or with the order by position alone, it walked the position index filtering for the
-    // aggregate once the statistics counted next to nothing pending (see inAggregateFrom).
+    // aggregate's start, every candidate stepped over them, and in a backlog most candidates are
+    // not heads. The order named in full (type, id, position) is one only the aggregate index
+    // gives. Asked as NOT EXISTS, PostgreSQL chose a sequential scan per candidate once the table
+    // was analysed with few aggregates; asked as min(), it walked the position index from its
+    // start filtering for the aggregate once the statistics counted next to nothing pending (see
+    // inAggregateFrom).
     Field<Integer> earlierRow =
         field(
             select(DSL.inline(1))

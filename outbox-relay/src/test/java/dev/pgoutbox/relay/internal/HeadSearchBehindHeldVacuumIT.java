@@ -27,9 +27,9 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * pending indexes, and nothing can remove it. A strict claim looks for heads in position order, and
  * in a backlog most rows it looks at are not heads: it must tell them apart without stepping over
  * their aggregates' dead entries, or each claim costs the published history of every aggregate it
- * looks at (claims took 100-500 ms in the soak's held window). Index entries read are counted by
- * PostgreSQL for the claim's own transaction ({@code pg_stat_get_xact_tuples_returned} of each
- * index), so the check does not depend on the machine's speed.
+ * looks at. Index entries read are counted by PostgreSQL for the claim's own transaction ({@code
+ * pg_stat_get_xact_tuples_returned} of each index), so the check does not depend on the machine's
+ * speed.
  */
 class HeadSearchBehindHeldVacuumIT {
 

@@ -1,11 +1,16 @@
 package dev.pgoutbox.relay.internal;
 
 import dev.pgoutbox.relay.ListenConnectionFactory;
+import java.sql.Connection;
 import java.sql.DriverManager;
+import java.sql.SQLException;
 import java.util.Properties;
+import java.util.concurrent.TimeUnit;
 import javax.sql.DataSource;
 import org.jspecify.annotations.Nullable;
+import org.postgresql.PGConnection;
 import org.postgresql.ds.common.BaseDataSource;
+import org.postgresql.replication.PGReplicationStream;
 
 /**
  * Opens the WAL reader's replication connections: the URL and credentials of the host's data source
@@ -29,6 +34,26 @@ public final class ReplicationConnections {
     // Not ListenConnectionFactory.of: its socket factory makes pgjdbc's 1 ms probe return at once,
     // and the reader's readPending() loop relies on that probe to wait while the slot is idle.
     return () -> DriverManager.getConnection(jdbcUrl, copy);
+  }
+
+  /**
+   * Starts streaming {@code slotName} on a replication connection through {@code pgoutput}, version
+   * 1, for {@code publicationName}, with a status update to the server every second. The WAL
+   * reader's stream, and the bench's reader that only counts what the server decodes.
+   */
+  public static PGReplicationStream startPgOutput(
+      Connection replicationConnection, String slotName, String publicationName)
+      throws SQLException {
+    return replicationConnection
+        .unwrap(PGConnection.class)
+        .getReplicationAPI()
+        .replicationStream()
+        .logical()
+        .withSlotName(slotName)
+        .withSlotOption("proto_version", 1)
+        .withSlotOption("publication_names", publicationName)
+        .withStatusInterval(1, TimeUnit.SECONDS)
+        .start();
   }
 
   /** Replication connections to where {@code dataSource} connects, or null when unknown. */

@@ -230,16 +230,7 @@ public final class WalReader implements Runnable {
     PGReplicationStream started;
     try {
       started =
-          opened
-              .unwrap(PGConnection.class)
-              .getReplicationAPI()
-              .replicationStream()
-              .logical()
-              .withSlotName(slot.slotName())
-              .withSlotOption("proto_version", 1)
-              .withSlotOption("publication_names", slot.publicationName())
-              .withStatusInterval(1, TimeUnit.SECONDS)
-              .start();
+          ReplicationConnections.startPgOutput(opened, slot.slotName(), slot.publicationName());
     } catch (SQLException e) {
       closeQuietly(opened);
       if ("55006".equals(e.getSQLState())) {

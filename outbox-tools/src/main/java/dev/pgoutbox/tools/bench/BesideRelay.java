@@ -31,18 +31,38 @@ final class BesideRelay {
   }
 
   private final BenchDatabase db;
-  private final ScheduledExecutorService executor;
-  private final AtomicLong published = new AtomicLong();
-  private final @Nullable OutboxRelay tableRelay;
-  private final @Nullable WalRelay walRelay;
+  private final @Nullable ScheduledExecutorService executor;
+  private final @Nullable AutoCloseable relay;
   private final @Nullable SlotDrain slotDrain;
   private final @Nullable String slot;
+  private final AtomicLong published;
 
-  private BesideRelay(BenchDatabase db, Kind kind) throws Exception {
+  private BesideRelay(
+      BenchDatabase db,
+      @Nullable ScheduledExecutorService executor,
+      @Nullable AutoCloseable relay,
+      @Nullable SlotDrain slotDrain,
+      @Nullable String slot,
+      AtomicLong published) {
     this.db = db;
-    this.executor =
+    this.executor = executor;
+    this.relay = relay;
+    this.slotDrain = slotDrain;
+    this.slot = slot;
+    this.published = published;
+  }
+
+  /** Starts a relay of {@code kind} beside the writers. */
+  static BesideRelay start(BenchDatabase db, Kind kind) throws Exception {
+    if (kind == Kind.DECODING_ONLY) {
+      String slot = Drains.walSlot(db);
+      return new BesideRelay(
+          db, null, null, SlotDrain.start(db.pool(1), slot, slot), slot, new AtomicLong());
+    }
+    ScheduledExecutorService executor =
         Executors.newScheduledThreadPool(
             WalRelay.OWN_THREADS, Thread.ofPlatform().name("bench-beside-relay").factory());
+    AtomicLong published = new AtomicLong();
     Publisher noop =
         batch ->
             CompletableFuture.completedFuture(
@@ -55,15 +75,7 @@ final class BesideRelay {
           }
         };
     RelayConfig config = RelayConfig.builder().pollInterval(Duration.ofMillis(100)).build();
-    if (kind == Kind.DECODING_ONLY) {
-      this.slot = Drains.walSlot(db);
-      this.tableRelay = null;
-      this.walRelay = null;
-      this.slotDrain = SlotDrain.start(db.pool(1), slot, slot);
-    } else if (kind == Kind.TABLE) {
-      this.slot = null;
-      this.walRelay = null;
-      this.slotDrain = null;
+    if (kind == Kind.TABLE) {
       OutboxRelay relay =
           OutboxRelay.builder()
               .name("bench-beside-table")
@@ -74,32 +86,24 @@ final class BesideRelay {
               .config(config)
               .listener(counter)
               .build();
-      this.tableRelay = relay;
       relay.start();
-    } else {
-      this.slot = Drains.walSlot(db);
-      this.tableRelay = null;
-      this.slotDrain = null;
-      WalRelay relay =
-          WalRelay.builder()
-              .name("bench-beside-wal")
-              .dataSource(db.pool(3))
-              .schema(db.schema())
-              .publisher(noop)
-              .executor(executor)
-              .slotName(slot)
-              .publicationName(slot)
-              .config(config)
-              .listener(counter)
-              .build();
-      this.walRelay = relay;
-      relay.start();
+      return new BesideRelay(db, executor, relay, null, null, published);
     }
-  }
-
-  /** Starts a relay of {@code kind} beside the writers. */
-  static BesideRelay start(BenchDatabase db, Kind kind) throws Exception {
-    return new BesideRelay(db, kind);
+    String slot = Drains.walSlot(db);
+    WalRelay relay =
+        WalRelay.builder()
+            .name("bench-beside-wal")
+            .dataSource(db.pool(3))
+            .schema(db.schema())
+            .publisher(noop)
+            .executor(executor)
+            .slotName(slot)
+            .publicationName(slot)
+            .config(config)
+            .listener(counter)
+            .build();
+    relay.start();
+    return new BesideRelay(db, executor, relay, null, slot, published);
   }
 
   /** Events it published so far; for {@link Kind#DECODING_ONLY}, the inserts it streamed. */
@@ -109,16 +113,15 @@ final class BesideRelay {
 
   /** Stops the relay; a WAL relay's slot and publication are dropped. */
   void stop() throws Exception {
-    if (tableRelay != null) {
-      tableRelay.close();
-    }
-    if (walRelay != null) {
-      walRelay.close();
+    if (relay != null) {
+      relay.close();
     }
     if (slotDrain != null) {
       slotDrain.stop();
     }
-    executor.shutdownNow();
+    if (executor != null) {
+      executor.shutdownNow();
+    }
     if (slot != null) {
       Drains.dropWalSlot(db, slot);
     }

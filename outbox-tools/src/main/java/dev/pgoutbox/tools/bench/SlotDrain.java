@@ -9,7 +9,6 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import javax.sql.DataSource;
 import org.jspecify.annotations.Nullable;
-import org.postgresql.PGConnection;
 import org.postgresql.replication.PGReplicationStream;
 
 /**
@@ -32,17 +31,7 @@ final class SlotDrain {
         Objects.requireNonNull(
             ReplicationConnections.derive(dataSource), "no JDBC URL behind the bench's pool");
     this.connection = connections.open();
-    this.stream =
-        connection
-            .unwrap(PGConnection.class)
-            .getReplicationAPI()
-            .replicationStream()
-            .logical()
-            .withSlotName(slot)
-            .withSlotOption("proto_version", 1)
-            .withSlotOption("publication_names", publication)
-            .withStatusInterval(1, TimeUnit.SECONDS)
-            .start();
+    this.stream = ReplicationConnections.startPgOutput(connection, slot, publication);
     this.reader = Thread.ofPlatform().name("bench-slot-drain").start(this::read);
   }
 

@@ -4,6 +4,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.function.Predicate;
 import org.HdrHistogram.Histogram;
 import org.jspecify.annotations.Nullable;
 
@@ -17,6 +18,10 @@ import org.jspecify.annotations.Nullable;
  *       above {@code --healthy-p99-ms}, or pending above one second of writes) before the next
  *       window; {@code recovery_s} runs from the window's close to that interval's end, 0 when the
  *       first interval after the window already met the goal, null when no interval after it did;
+ *   <li>{@code caught_up_s} and {@code first_healthy_s}: from the window's close to the end of the
+ *       first interval after it that kept up (pending within one second of writes), and to the end
+ *       of the first that met the goal; null when none did. Single slow intervals later on do not
+ *       move them, as they move {@code recovery_s};
  *   <li>{@code after}: the intervals from there to the next window (or the end of writing);
  *   <li>{@code before}: the intervals between the previous window's recovery (or the start) and it.
  * </ul>
@@ -81,6 +86,8 @@ final class SoakPhases {
       map.put("p99_recovering_ms", p99(recovering));
       map.put("p99_after_ms", p99(after));
       map.put("recovery_s", recovery);
+      map.put("caught_up_s", firstAfter(following, end, SoakInterval::keptUp));
+      map.put("first_healthy_s", firstAfter(following, end, i -> i.healthy(healthyP99Millis)));
       map.put("max_pending_during", maxPending(during, recovering));
       map.put("max_dead_tuples", maxDeadTuples(during, recovering));
       out.add(map);
@@ -106,6 +113,17 @@ final class SoakPhases {
       outside.removeIf(i -> i.startSeconds() >= end && i.endSeconds() <= recovered);
     }
     return p99(outside);
+  }
+
+  /** Seconds from {@code end} to the end of the first of {@code following} that passes. */
+  private static @Nullable Double firstAfter(
+      List<SoakInterval> following, double end, Predicate<SoakInterval> passes) {
+    for (SoakInterval interval : following) {
+      if (passes.test(interval)) {
+        return Result.round(Math.max(0, interval.endSeconds() - end), 1);
+      }
+    }
+    return null;
   }
 
   private static boolean overlaps(SoakInterval interval, double start, double end) {

@@ -81,6 +81,8 @@ class SoakCommandIT {
           "p99_during_ms",
           "p99_after_ms",
           "recovery_s",
+          "caught_up_s",
+          "first_healthy_s",
           "xid",
           "opened_at_s",
           "closed_at_s");

@@ -57,6 +57,9 @@ class SoakPhasesTest {
     assertThat((Double) window.get("p99_recovering_ms")).isBetween(119.0, 121.0);
     assertThat((Double) window.get("p99_after_ms")).isCloseTo(5.0, within(0.01));
     assertThat(window.get("recovery_s")).isEqualTo(20.0);
+    // The first interval after the window kept up (pending 10) but missed the p99 goal.
+    assertThat(window.get("caught_up_s")).isEqualTo(10.0);
+    assertThat(window.get("first_healthy_s")).isEqualTo(30.0);
     assertThat(window.get("max_pending_during")).isEqualTo(5000L);
     assertThat(phases.p99OutsideWindows()).isCloseTo(5.0, within(0.01));
   }
@@ -83,10 +86,26 @@ class SoakPhasesTest {
     Map<String, Object> window = phases.windows().getFirst();
 
     assertThat(window.get("recovery_s")).isNull();
+    assertThat(window.get("caught_up_s")).isEqualTo(10.0);
+    assertThat(window.get("first_healthy_s")).isNull();
     assertThat(window.get("p99_after_ms")).isNull();
     assertThat((Double) window.get("p99_recovering_ms")).isBetween(799.0, 801.0);
     // Outside the window: only the intervals before it, none of those still recovering.
     assertThat(phases.p99OutsideWindows()).isCloseTo(5.0, within(0.01));
+  }
+
+  @Test
+  void oneSlowIntervalLateInTheRunMovesTheRecoveryButNotTheFirstHealthyInterval() {
+    List<SoakInterval> intervals =
+        intervals(
+            new long[] {5, 5, 5, 900, 900, 900, 300, 5, 5, 5, 80, 5},
+            new long[] {0, 0, 0, 9000, 9000, 9000, 2000, 0, 0, 0, 0, 0});
+
+    Map<String, Object> window = new SoakPhases(intervals, WINDOW, 50).windows().getFirst();
+
+    assertThat(window.get("recovery_s")).isEqualTo(50.0);
+    assertThat(window.get("caught_up_s")).isEqualTo(20.0);
+    assertThat(window.get("first_healthy_s")).isEqualTo(20.0);
   }
 
   @Test

@@ -63,12 +63,26 @@ final class BenchDatabase implements AutoCloseable {
     }
     System.err.println(
         "bench: no --jdbc-url or $" + URL_VARIABLE + "; starting an embedded PostgreSQL");
-    Map<String, String> settings =
-        new LinkedHashMap<>(
-            logicalDecoding ? EmbeddedPostgresServer.LOGICAL_DECODING : Map.<String, String>of());
-    settings.putAll(options.pgSettings);
-    EmbeddedPostgresServer embedded = EmbeddedPostgresServer.start(settings);
+    EmbeddedPostgresServer embedded =
+        EmbeddedPostgresServer.start(embeddedSettings(logicalDecoding, options.pgSettings));
     return new BenchDatabase(embedded.jdbcUrl(), options.schema, embedded);
+  }
+
+  /**
+   * The embedded server's settings for a bench: {@code fsync} on, as on any production database
+   * (the embedded library starts PostgreSQL with {@code -F}, fsync off, which suits tests but
+   * flatters every commit), {@code wal_level=logical} for the WAL runs, then {@code --pg-setting}
+   * values, which win ({@code --pg-setting fsync=off} to compare).
+   */
+  static Map<String, String> embeddedSettings(
+      boolean logicalDecoding, Map<String, String> pgSettings) {
+    Map<String, String> settings = new LinkedHashMap<>();
+    settings.put("fsync", "on");
+    if (logicalDecoding) {
+      settings.putAll(EmbeddedPostgresServer.LOGICAL_DECODING);
+    }
+    settings.putAll(pgSettings);
+    return settings;
   }
 
   /**
@@ -204,13 +218,15 @@ final class BenchDatabase implements AutoCloseable {
   }
 
   /**
-   * Standard fields of every result: where and on what it ran, and whether autovacuum was on (read
-   * from the server: a queue table measured without vacuum is not a production database).
+   * Standard fields of every result: where and on what it ran, and whether autovacuum and fsync
+   * were on (read from the server: a queue table measured without vacuum, or commits that never
+   * reach the disk, are not a production database).
    */
   void describe(Result result) throws SQLException {
     result
         .put("pg_version", show("server_version"))
         .put("autovacuum", "on".equals(show("autovacuum")))
+        .put("fsync", "on".equals(show("fsync")))
         .put("embedded_pg", embedded != null)
         .put("cores", Runtime.getRuntime().availableProcessors());
   }

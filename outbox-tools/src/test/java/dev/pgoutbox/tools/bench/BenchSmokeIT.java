@@ -36,7 +36,7 @@ class BenchSmokeIT {
 
   /** Every result says where it ran. */
   private static final List<String> WHERE =
-      List.of("pg_version", "autovacuum", "embedded_pg", "cores");
+      List.of("pg_version", "autovacuum", "fsync", "embedded_pg", "cores");
 
   private static final List<String> DATA =
       List.of("events", "aggregates", "relays", "batch", "ordering", "completion");
@@ -389,6 +389,7 @@ class BenchSmokeIT {
       assertThat(line.get("scenario").asText()).isEqualTo(arguments.split(" ")[0]);
       assertThat(line.get("cores").asInt()).isPositive();
       assertThat(line.get("autovacuum").isBoolean()).as("autovacuum").isTrue();
+      assertThat(line.get("fsync").isBoolean()).as("fsync").isTrue();
       assertThat(line.get("pg_version").asText()).isNotBlank();
       assertSane(arguments, line);
     }

@@ -50,6 +50,7 @@ class SoakCommandIT {
           "duplicates",
           "pg_version",
           "autovacuum",
+          "fsync",
           "embedded_pg",
           "holds",
           "intervals");

@@ -12,6 +12,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.LongSupplier;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -35,7 +36,7 @@ final class BesideRelay {
   private final @Nullable AutoCloseable relay;
   private final @Nullable SlotDrain slotDrain;
   private final @Nullable String slot;
-  private final AtomicLong published;
+  private final LongSupplier published;
 
   private BesideRelay(
       BenchDatabase db,
@@ -43,7 +44,7 @@ final class BesideRelay {
       @Nullable AutoCloseable relay,
       @Nullable SlotDrain slotDrain,
       @Nullable String slot,
-      AtomicLong published) {
+      LongSupplier published) {
     this.db = db;
     this.executor = executor;
     this.relay = relay;
@@ -56,8 +57,8 @@ final class BesideRelay {
   static BesideRelay start(BenchDatabase db, Kind kind) throws Exception {
     if (kind == Kind.DECODING_ONLY) {
       String slot = Drains.walSlot(db);
-      return new BesideRelay(
-          db, null, null, SlotDrain.start(db.pool(1), slot, slot), slot, new AtomicLong());
+      SlotDrain drain = SlotDrain.start(db.pool(1), slot, slot);
+      return new BesideRelay(db, null, null, drain, slot, drain::inserts);
     }
     ScheduledExecutorService executor =
         Executors.newScheduledThreadPool(
@@ -87,7 +88,7 @@ final class BesideRelay {
               .listener(counter)
               .build();
       relay.start();
-      return new BesideRelay(db, executor, relay, null, null, published);
+      return new BesideRelay(db, executor, relay, null, null, published::get);
     }
     String slot = Drains.walSlot(db);
     WalRelay relay =
@@ -103,12 +104,12 @@ final class BesideRelay {
             .listener(counter)
             .build();
     relay.start();
-    return new BesideRelay(db, executor, relay, null, slot, published);
+    return new BesideRelay(db, executor, relay, null, slot, published::get);
   }
 
   /** Events it published so far; for {@link Kind#DECODING_ONLY}, the inserts it streamed. */
   long published() {
-    return slotDrain != null ? slotDrain.inserts() : published.get();
+    return published.getAsLong();
   }
 
   /** Stops the relay; a WAL relay's slot and publication are dropped. */

@@ -72,10 +72,7 @@ final class SoakPhases {
       List<SoakInterval> after = following.subList(lastUnhealthy + 1, following.size());
       @Nullable Double recovery = null;
       if (!after.isEmpty()) {
-        recovery =
-            lastUnhealthy < 0
-                ? 0.0
-                : Result.round(Math.max(0, recovering.getLast().endSeconds() - end), 1);
+        recovery = lastUnhealthy < 0 ? 0.0 : secondsAfter(end, recovering.getLast());
       }
       Map<String, Object> map = new LinkedHashMap<>();
       map.put("start_s", window.startSeconds());
@@ -120,10 +117,15 @@ final class SoakPhases {
       List<SoakInterval> following, double end, Predicate<SoakInterval> passes) {
     for (SoakInterval interval : following) {
       if (passes.test(interval)) {
-        return Result.round(Math.max(0, interval.endSeconds() - end), 1);
+        return secondsAfter(end, interval);
       }
     }
     return null;
+  }
+
+  /** Seconds from {@code end} to the end of {@code interval}, at one decimal. */
+  private static double secondsAfter(double end, SoakInterval interval) {
+    return Result.round(Math.max(0, interval.endSeconds() - end), 1);
   }
 
   private static boolean overlaps(SoakInterval interval, double start, double end) {

@@ -251,13 +251,7 @@ class LeastPrivilegeIT {
       relay.start();
       assertThat(
               Eventually.holdsWithin(
-                  () ->
-                      db.queryLong(
-                              "select count(*) from pg_stat_activity where usename = '"
-                                  + relayRole
-                                  + "' and query like 'LISTEN%'")
-                          == 1,
-                  20))
+                  () -> db.listeningSessions("usename = '" + relayRole + "'") == 1, 20))
           .as("the relay's role LISTENs")
           .isTrue();
 

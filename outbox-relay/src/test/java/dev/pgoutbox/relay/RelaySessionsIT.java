@@ -175,13 +175,7 @@ class RelaySessionsIT {
       String listenName = "pgoutbox-relay-" + name + "-listen";
       assertThat(
               Eventually.holdsWithin(
-                  () ->
-                      db.queryLong(
-                              "select count(*) from pg_stat_activity where application_name = '"
-                                  + listenName
-                                  + "' and query like 'LISTEN%'")
-                          == 1,
-                  10))
+                  () -> db.listeningSessions("application_name = '" + listenName + "'") == 1, 10))
           .as("listening on a session named %s", listenName)
           .isTrue();
       EventRows.insert(db.dsl(), "a", 1);

@@ -96,8 +96,6 @@ class WakeUpIT {
   }
 
   private static long listeners() {
-    return db.queryLong(
-        "select count(*) from pg_stat_activity where application_name = 'pgoutbox-relay-wake-listen'"
-            + " and query like 'LISTEN%'");
+    return db.listeningSessions("application_name = 'pgoutbox-relay-wake-listen'");
   }
 }

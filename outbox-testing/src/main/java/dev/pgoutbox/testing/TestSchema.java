@@ -162,6 +162,18 @@ public final class TestSchema implements BeforeAllCallback, AfterAllCallback {
     }
   }
 
+  /**
+   * How many sessions matching {@code condition} (on {@code pg_stat_activity}, e.g. {@code
+   * "application_name = 'x'"}) have started listening: their last statement was the {@code LISTEN}
+   * or, after a wake-up, the relay's check for committing writers.
+   */
+  public long listeningSessions(String condition) {
+    return queryLong(
+        "select count(*) from pg_stat_activity where ("
+            + condition
+            + ") and (query like 'LISTEN%' or query like '%pg_try_advisory_lock(hashtext%')");
+  }
+
   /** The first column of the first row of {@code sql}, as text (null when SQL NULL). */
   public @Nullable String queryString(String sql) {
     try (Connection connection = dataSource.getConnection();

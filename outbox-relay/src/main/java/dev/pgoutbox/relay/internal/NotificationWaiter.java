@@ -3,6 +3,7 @@ package dev.pgoutbox.relay.internal;
 import dev.pgoutbox.relay.ListenConnectionFactory;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
+import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
@@ -126,6 +127,34 @@ public final class NotificationWaiter implements AutoCloseable {
       closeConnection();
       nextConnectNanos = System.nanoTime();
       return 0;
+    }
+  }
+
+  /**
+   * Whether a writer may still be committing events whose notification will never come: the trigger
+   * lets one committing writer at a time notify (notifying commits cannot share a disk flush), and
+   * the others commit silently while it does. The relay asks after every wake-up, before it claims:
+   * when no writer is committing, every writer that committed silently is visible to the claim that
+   * follows; when one is, the relay claims again shortly, until none is. False without a connection
+   * (the relay polls, and claims at once on reconnecting) or when the trigger is off (nothing takes
+   * the lock).
+   */
+  public boolean writersCommitting() {
+    if (connection == null) {
+      return false;
+    }
+    try (PreparedStatement check = connection.prepareStatement(Sql.NO_WRITER_COMMITTING)) {
+      check.setString(1, channel);
+      check.setString(2, channel);
+      try (ResultSet result = check.executeQuery()) {
+        result.next();
+        return !result.getBoolean(1);
+      }
+    } catch (SQLException e) {
+      log.warn("LISTEN connection lost ({}); reconnecting", e.getMessage());
+      closeConnection();
+      nextConnectNanos = System.nanoTime();
+      return false;
     }
   }
 

@@ -12,8 +12,10 @@ import org.jspecify.annotations.Nullable;
 /**
  * The relay's work as a chain of short tasks on the host's executor: drain while batches come back
  * full, then wait for a notification (on this thread, at most {@link #WAIT_SLICE} at a time) or
- * sleep until the next poll (as a scheduled task, holding no thread). Exactly one task of the chain
- * is queued or running at any time. Database errors back off exponentially and resume.
+ * sleep until the next poll (as a scheduled task, holding no thread). While a writer is committing
+ * without a notification of its own, the next claim comes within milliseconds instead of at the
+ * next poll. Exactly one task of the chain is queued or running at any time. Database errors back
+ * off exponentially and resume.
  */
 public final class RelayLoop implements Runnable {
 
@@ -24,6 +26,16 @@ public final class RelayLoop implements Runnable {
   private static final long DRAIN_SLICE_NANOS = Duration.ofSeconds(1).toNanos();
 
   private static final Duration INITIAL_ERROR_BACKOFF = Duration.ofMillis(100);
+
+  /**
+   * How soon the loop claims again while a writer is committing silently (see {@link
+   * NotificationWaiter#writersCommitting}): at once after a claim that found events, doubling up to
+   * {@link #COMMITTING_RECHECK_MAX} while claims come back empty (a host that made the trigger
+   * immediate holds the lock until its transaction ends).
+   */
+  static final long COMMITTING_RECHECK_MIN_NANOS = Duration.ofMillis(1).toNanos();
+
+  static final long COMMITTING_RECHECK_MAX_NANOS = Duration.ofMillis(50).toNanos();
 
   private final ScheduledExecutorService executor;
   private final BatchRunner runner;
@@ -43,6 +55,7 @@ public final class RelayLoop implements Runnable {
   private boolean wokenUp = true;
   private long nextPollNanos = System.nanoTime();
   private Duration errorBackoff = INITIAL_ERROR_BACKOFF;
+  private long committingRecheckNanos = COMMITTING_RECHECK_MIN_NANOS;
 
   /** A loop; {@link #start()} submits its first task. */
   public RelayLoop(
@@ -98,6 +111,8 @@ public final class RelayLoop implements Runnable {
     try {
       if (wokenUp || System.nanoTime() - nextPollNanos >= 0) {
         wokenUp = false;
+        // Asked before the claim, so that writers who committed silently are visible to it.
+        boolean claimAgainSoon = waiter != null && waiter.writersCommitting();
         long sliceEnd = System.nanoTime() + DRAIN_SLICE_NANOS;
         int claimed;
         do {
@@ -105,10 +120,11 @@ public final class RelayLoop implements Runnable {
             runner.committedFrom(waiter.takeLowestAnnounced());
           }
           claimed = runner.runOnce();
-          if (claimed >= batchSize && waiter != null) {
+          if (claimed >= batchSize && waiter != null && waiter.drain() > 0) {
             // Going on at once anyway: read what writers announced meanwhile so it cannot pile up.
-            // After a short batch they are left for the wait, which then returns at once.
-            waiter.drain();
+            // After a short batch they are left for the wait, which then returns at once. Writers
+            // that committed silently beside these announcers need one more look.
+            claimAgainSoon = true;
           }
         } while (running && claimed >= batchSize && System.nanoTime() - sliceEnd < 0);
         errorBackoff = INITIAL_ERROR_BACKOFF;
@@ -118,7 +134,7 @@ public final class RelayLoop implements Runnable {
           scheduleNext(0);
           return;
         }
-        nextPollNanos = System.nanoTime() + pollInterval.toNanos();
+        nextPollNanos = System.nanoTime() + nextClaimInNanos(claimAgainSoon, claimed);
       }
       long untilPoll = Math.max(0, nextPollNanos - System.nanoTime());
       if (waiter != null && running) {
@@ -147,6 +163,16 @@ public final class RelayLoop implements Runnable {
       finish();
       throw e;
     }
+  }
+
+  private long nextClaimInNanos(boolean claimAgainSoon, int claimed) {
+    if (!claimAgainSoon) {
+      committingRecheckNanos = COMMITTING_RECHECK_MIN_NANOS;
+      return pollInterval.toNanos();
+    }
+    long delay = claimed > 0 ? COMMITTING_RECHECK_MIN_NANOS : committingRecheckNanos;
+    committingRecheckNanos = Math.min(delay * 2, COMMITTING_RECHECK_MAX_NANOS);
+    return Math.min(delay, pollInterval.toNanos());
   }
 
   private synchronized void scheduleNext(long delayNanos) {

@@ -21,6 +21,16 @@ public final class Sql {
   static final String SET_APPLICATION_NAME = "SELECT set_config('application_name', ?, false)";
 
   /**
+   * True when no writer of the outbox whose wake-up channel is the parameter is committing: the
+   * notify trigger (schema version 7) holds {@code (hashtext(channel), 1)} shared from its run at
+   * commit until its transaction has ended, so taking it exclusively, and at once letting go,
+   * succeeds only when every writer that had run it has finished and its rows are visible.
+   */
+  static final String NO_WRITER_COMMITTING =
+      "SELECT CASE WHEN pg_try_advisory_lock(hashtext(?), 1)"
+          + " THEN pg_advisory_unlock(hashtext(?), 1) ELSE false END";
+
+  /**
    * The settings every relay write transaction starts with; see {@link #configureWriteTransaction}.
    */
   static final String CONFIGURE_WRITE_TRANSACTION =

@@ -21,6 +21,11 @@ public final class NotificationWaiter implements AutoCloseable {
   private static final Duration INITIAL_BACKOFF = Duration.ofMillis(100);
   private static final Duration VALIDATE_EVERY = Duration.ofSeconds(30);
 
+  /**
+   * The shortest {@link #await}: 1 ms is pgjdbc's probe, which the LISTEN socket answers at once.
+   */
+  public static final Duration SHORTEST_WAIT = Duration.ofMillis(2);
+
   /** {@link #takeLowestAnnounced} when no notification said where its events start. */
   public static final long NONE_ANNOUNCED = Long.MAX_VALUE;
 
@@ -63,8 +68,7 @@ public final class NotificationWaiter implements AutoCloseable {
    *     poll), false when the time ran out
    */
   public boolean await(Duration timeout) throws InterruptedException {
-    // At least 2 ms: 1 ms is pgjdbc's probe timeout, which the LISTEN socket answers at once.
-    long timeoutMillis = Math.max(2, timeout.toMillis());
+    long timeoutMillis = Math.max(SHORTEST_WAIT.toMillis(), timeout.toMillis());
     if (connection == null) {
       long waitNanos = nextConnectNanos - System.nanoTime();
       if (waitNanos > 0) {

@@ -29,11 +29,16 @@ public final class RelayLoop implements Runnable {
 
   /**
    * How soon the loop claims again while a writer is committing silently (see {@link
-   * NotificationWaiter#writersCommitting}): at once after a claim that found events, doubling up to
-   * {@link #COMMITTING_RECHECK_MAX} while claims come back empty (a host that made the trigger
-   * immediate holds the lock until its transaction ends).
+   * NotificationWaiter#writersCommitting}): within a millisecond or two (a commit takes about one
+   * disk flush), for up to {@link #QUICK_RECHECKS} claims in a row that find nothing; then twice as
+   * long each time, up to {@link #COMMITTING_RECHECK_MAX_NANOS} (a host that made the trigger
+   * immediate holds its lock until its transaction ends). Doubling from the first empty claim put
+   * silent writers that finished a little later 16-50 ms behind: p99 at 500 events a second rose
+   * from 41 to 52 ms.
    */
   static final long COMMITTING_RECHECK_MIN_NANOS = Duration.ofMillis(1).toNanos();
+
+  static final int QUICK_RECHECKS = 20;
 
   static final long COMMITTING_RECHECK_MAX_NANOS = Duration.ofMillis(50).toNanos();
 
@@ -55,7 +60,7 @@ public final class RelayLoop implements Runnable {
   private boolean wokenUp = true;
   private long nextPollNanos = System.nanoTime();
   private Duration errorBackoff = INITIAL_ERROR_BACKOFF;
-  private long committingRecheckNanos = COMMITTING_RECHECK_MIN_NANOS;
+  private int emptyRechecks;
 
   /** A loop; {@link #start()} submits its first task. */
   public RelayLoop(
@@ -137,7 +142,9 @@ public final class RelayLoop implements Runnable {
         nextPollNanos = System.nanoTime() + nextClaimInNanos(claimAgainSoon, claimed);
       }
       long untilPoll = Math.max(0, nextPollNanos - System.nanoTime());
-      if (waiter != null && running) {
+      // A wait for notifications lasts at least 2 ms (see NotificationWaiter#await): a quicker
+      // recheck for a committing writer sleeps instead, and reads notifications at the next wait.
+      if (waiter != null && running && untilPoll >= NotificationWaiter.SHORTEST_WAIT.toNanos()) {
         wokenUp = waiter.await(Duration.ofNanos(Math.min(untilPoll, WAIT_SLICE.toNanos())));
         scheduleNext(0);
       } else {
@@ -167,11 +174,12 @@ public final class RelayLoop implements Runnable {
 
   private long nextClaimInNanos(boolean claimAgainSoon, int claimed) {
     if (!claimAgainSoon) {
-      committingRecheckNanos = COMMITTING_RECHECK_MIN_NANOS;
+      emptyRechecks = 0;
       return pollInterval.toNanos();
     }
-    long delay = claimed > 0 ? COMMITTING_RECHECK_MIN_NANOS : committingRecheckNanos;
-    committingRecheckNanos = Math.min(delay * 2, COMMITTING_RECHECK_MAX_NANOS);
+    emptyRechecks = claimed > 0 ? 0 : emptyRechecks + 1;
+    int doublings = Math.min(Math.max(0, emptyRechecks - QUICK_RECHECKS), 16);
+    long delay = Math.min(COMMITTING_RECHECK_MIN_NANOS << doublings, COMMITTING_RECHECK_MAX_NANOS);
     return Math.min(delay, pollInterval.toNanos());
   }
 

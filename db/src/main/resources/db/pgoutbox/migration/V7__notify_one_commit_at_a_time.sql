@@ -22,11 +22,15 @@
 -- key is hashtext(channel); relays compute it the same way.
 --
 -- The payload is still the lowest position the transaction wrote: deferred events fire in the
--- order they were queued, so the first row fired is the transaction's first and lowest. A silent
--- writer's position is not announced; a relay that finds nothing from its low-water mark on looks
--- from position 0 (see the relay's Claimer). If an announcer fails after its trigger ran (a later
--- deferred constraint, a serialization failure at commit), writers that stayed silent behind it
--- are found by the relay's next poll (pollInterval).
+-- order they were queued, so the first row fired is the transaction's first and lowest. A relay
+-- claims from a low-water mark that rises to a head once it has stood for 100 ms, so a writer that
+-- commits long after its insert may have written below it; only the announced position sends the
+-- relay back there at once. So a transaction that commits 50 ms or more after it began always
+-- notifies, silent or not: late commits are rare, and they are the ones that need it. A session
+-- may change the 50 ms with the setting pgoutbox.late_commit_notify_after (an interval).
+-- If an announcer fails after its trigger ran (a later deferred constraint, a serialization
+-- failure at commit), writers that stayed silent behind it are found by the relay's next poll
+-- (pollInterval).
 --
 -- SET CONSTRAINTS ALL IMMEDIATE makes the trigger run at the end of the inserting statement
 -- instead: still correct, but the shared lock is then held until the transaction ends and relays
@@ -47,7 +51,10 @@ BEGIN
         END;
         channel_key := hashtext(channel);
         PERFORM pg_advisory_xact_lock_shared(channel_key, 1);
-        IF pg_try_advisory_xact_lock(channel_key, 2) THEN
+        IF pg_try_advisory_xact_lock(channel_key, 2)
+           OR clock_timestamp() - transaction_timestamp() >= coalesce(
+                  nullif(current_setting('pgoutbox.late_commit_notify_after', true), ''),
+                  '50 milliseconds')::interval THEN
             PERFORM pg_notify(channel, NEW.position::text);
         END IF;
     END IF;

@@ -117,6 +117,20 @@ class SilentCommitIT {
   }
 
   @Test
+  void lateCommitAnnouncesItsPositionEvenBesideAnotherNotifyingCommit() throws Exception {
+    Connection announcer = writer();
+    Connection late = writer("0 seconds");
+    long announcerPosition = positionOf(EventRows.insert(dsl(announcer), "a", 1), announcer);
+    long latePosition = positionOf(EventRows.insert(dsl(late), "b", 1), late);
+    late.commit();
+    announcer.commit();
+
+    assertThat(notificationsReceived())
+        .as("a relay's low-water mark may have passed a late commit: it always says where it wrote")
+        .containsExactly(Long.toString(latePosition), Long.toString(announcerPosition));
+  }
+
+  @Test
   void announcerThatRollsBackLeavesTheSilentWriterToTheNextPoll() throws Exception {
     RecordingPublisher publisher = new RecordingPublisher();
     try (OutboxRelay relay = relay(publisher, Duration.ofMillis(300))) {
@@ -159,9 +173,19 @@ class SilentCommitIT {
         .isTrue();
   }
 
-  /** A writer transaction whose notify trigger runs at each insert rather than at commit. */
+  /**
+   * A writer transaction whose notify trigger runs at each insert rather than at commit, and that
+   * counts as late (and so always notifies) only after an hour.
+   */
   private Connection writer() throws SQLException {
+    return writer("1 hour");
+  }
+
+  private Connection writer(String lateCommitNotifyAfter) throws SQLException {
     Connection connection = db.connect();
+    try (Statement statement = connection.createStatement()) {
+      statement.execute("SET pgoutbox.late_commit_notify_after = '" + lateCommitNotifyAfter + "'");
+    }
     connection.setAutoCommit(false);
     try (Statement statement = connection.createStatement()) {
       statement.execute("SET CONSTRAINTS ALL IMMEDIATE");

@@ -53,7 +53,7 @@ public final class OutboxSchema {
   /** Name of the schema the jOOQ classes are generated for, mapped at runtime. */
   static final String GENERATED_SCHEMA = "public";
 
-  /** Name of the statement-level trigger that sends the relay's wake-up notification. */
+  /** Name of the trigger that sends the relay's wake-up notification when a writer commits. */
   public static final String NOTIFY_TRIGGER = "outbox_events_notify";
 
   /** Longest identifier PostgreSQL keeps without truncating (NAMEDATALEN - 1). */

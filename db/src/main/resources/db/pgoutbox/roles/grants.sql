@@ -20,8 +20,9 @@ GRANT USAGE ON SCHEMA :"schema" TO :"writer_role";
 --  * position (GENERATED ALWAYS AS IDENTITY): the identity sequence is advanced on the table's
 --    INSERT privilege, no USAGE on the sequence (unlike a serial column);
 --  * the notify trigger: PostgreSQL checks no EXECUTE privilege when a trigger fires (so even a
---    REVOKE EXECUTE .. FROM PUBLIC on pgoutbox_notify() changes nothing), pg_notify is executable
---    by PUBLIC, and NOTIFY channels have no privileges;
+--    REVOKE EXECUTE .. FROM PUBLIC on pgoutbox_notify() changes nothing), pg_notify, hashtext and
+--    the advisory lock functions it calls are executable by PUBLIC, and NOTIFY channels have no
+--    privileges;
 --  * serializeWritersPerAggregate(true): pg_advisory_xact_lock and hashtextextended are
 --    executable by PUBLIC.
 GRANT INSERT ON TABLE :"schema".outbox_events TO :"writer_role";

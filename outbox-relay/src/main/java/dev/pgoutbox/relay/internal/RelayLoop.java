@@ -27,21 +27,6 @@ public final class RelayLoop implements Runnable {
 
   private static final Duration INITIAL_ERROR_BACKOFF = Duration.ofMillis(100);
 
-  /**
-   * How soon the loop claims again while a writer is committing silently (see {@link
-   * NotificationWaiter#writersCommitting}): within a millisecond or two (a commit takes about one
-   * disk flush), for up to {@link #QUICK_RECHECKS} claims in a row that find nothing; then twice as
-   * long each time, up to {@link #COMMITTING_RECHECK_MAX_NANOS} (a host that made the trigger
-   * immediate holds its lock until its transaction ends). Doubling from the first empty claim put
-   * silent writers that finished a little later 16-50 ms behind: p99 at 500 events a second rose
-   * from 41 to 52 ms.
-   */
-  static final long COMMITTING_RECHECK_MIN_NANOS = Duration.ofMillis(1).toNanos();
-
-  static final int QUICK_RECHECKS = 20;
-
-  static final long COMMITTING_RECHECK_MAX_NANOS = Duration.ofMillis(50).toNanos();
-
   private final ScheduledExecutorService executor;
   private final BatchRunner runner;
   private final @Nullable NotificationWaiter waiter;
@@ -60,7 +45,7 @@ public final class RelayLoop implements Runnable {
   private boolean wokenUp = true;
   private long nextPollNanos = System.nanoTime();
   private Duration errorBackoff = INITIAL_ERROR_BACKOFF;
-  private int emptyRechecks;
+  private final CommittingRechecks rechecks = new CommittingRechecks();
 
   /** A loop; {@link #start()} submits its first task. */
   public RelayLoop(
@@ -139,7 +124,13 @@ public final class RelayLoop implements Runnable {
           scheduleNext(0);
           return;
         }
-        nextPollNanos = System.nanoTime() + nextClaimInNanos(claimAgainSoon, claimed);
+        long untilNextClaim = pollInterval.toNanos();
+        if (claimAgainSoon) {
+          untilNextClaim = Math.min(rechecks.next(claimed), untilNextClaim);
+        } else {
+          rechecks.reset();
+        }
+        nextPollNanos = System.nanoTime() + untilNextClaim;
       }
       long untilPoll = Math.max(0, nextPollNanos - System.nanoTime());
       // A wait for notifications lasts at least 2 ms (see NotificationWaiter#await): a quicker
@@ -170,17 +161,6 @@ public final class RelayLoop implements Runnable {
       finish();
       throw e;
     }
-  }
-
-  private long nextClaimInNanos(boolean claimAgainSoon, int claimed) {
-    if (!claimAgainSoon) {
-      emptyRechecks = 0;
-      return pollInterval.toNanos();
-    }
-    emptyRechecks = claimed > 0 ? 0 : emptyRechecks + 1;
-    int doublings = Math.min(Math.max(0, emptyRechecks - QUICK_RECHECKS), 16);
-    long delay = Math.min(COMMITTING_RECHECK_MIN_NANOS << doublings, COMMITTING_RECHECK_MAX_NANOS);
-    return Math.min(delay, pollInterval.toNanos());
   }
 
   private synchronized void scheduleNext(long delayNanos) {

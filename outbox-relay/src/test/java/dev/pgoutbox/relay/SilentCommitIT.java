@@ -38,6 +38,7 @@ class SilentCommitIT {
   @RegisterExtension static final TestSchema db = TestSchema.migrated();
 
   private final List<Connection> writers = new ArrayList<>();
+  private final List<String> receivedSoFar = new ArrayList<>();
   private ScheduledExecutorService executor;
   private Connection observer;
   private PGConnection notifications;
@@ -224,6 +225,4 @@ class SilentCommitIT {
     receivedSoFar.addAll(payloads);
     return List.copyOf(receivedSoFar);
   }
-
-  private final List<String> receivedSoFar = new ArrayList<>();
 }

@@ -96,9 +96,7 @@ public final class NotificationWaiter implements AutoCloseable {
       }
       return false;
     } catch (SQLException e) {
-      log.warn("LISTEN connection lost ({}); reconnecting", e.getMessage());
-      closeConnection();
-      nextConnectNanos = System.nanoTime();
+      connectionLost(e);
       return false;
     }
   }
@@ -127,9 +125,7 @@ public final class NotificationWaiter implements AutoCloseable {
       note(notifications);
       return notifications.length;
     } catch (SQLException e) {
-      log.warn("LISTEN connection lost ({}); reconnecting", e.getMessage());
-      closeConnection();
-      nextConnectNanos = System.nanoTime();
+      connectionLost(e);
       return 0;
     }
   }
@@ -155,9 +151,7 @@ public final class NotificationWaiter implements AutoCloseable {
         return !result.getBoolean(1);
       }
     } catch (SQLException e) {
-      log.warn("LISTEN connection lost ({}); reconnecting", e.getMessage());
-      closeConnection();
-      nextConnectNanos = System.nanoTime();
+      connectionLost(e);
       return false;
     }
   }
@@ -237,6 +231,13 @@ public final class NotificationWaiter implements AutoCloseable {
           backoff.multipliedBy(2).compareTo(maxBackoff) > 0 ? maxBackoff : backoff.multipliedBy(2);
       return false;
     }
+  }
+
+  /** Drops the broken connection; the next wait reconnects at once. */
+  private void connectionLost(SQLException e) {
+    log.warn("LISTEN connection lost ({}); reconnecting", e.getMessage());
+    closeConnection();
+    nextConnectNanos = System.nanoTime();
   }
 
   private void closeConnection() {

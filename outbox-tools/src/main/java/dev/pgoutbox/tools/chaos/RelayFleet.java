@@ -3,6 +3,8 @@ package dev.pgoutbox.tools.chaos;
 import dev.pgoutbox.testing.Signals;
 import dev.pgoutbox.tools.Main;
 import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -46,6 +48,37 @@ final class RelayFleet implements AutoCloseable {
 
   static String name(int index) {
     return "relay-" + (index + 1);
+  }
+
+  /**
+   * The last {@code lines} lines of each relay's log that say what the relay did (started,
+   * attached, stood by, lost a connection), without stack frames or per-event publish failures:
+   * what a failed run prints so that its cause shows in a CI log, where the run's directory is
+   * gone.
+   */
+  List<String> logTails(int lines) {
+    List<String> tails = new ArrayList<>();
+    for (int i = 0; i < processes.length; i++) {
+      Path file = logDir.resolve(name(i) + ".log");
+      tails.add("--- " + name(i) + ".log, last " + lines + " lines of relay state:");
+      try (var all = Files.lines(file)) {
+        List<String> kept = all.filter(RelayFleet::saysWhatTheRelayDid).toList();
+        kept.subList(Math.max(0, kept.size() - lines), kept.size()).forEach(tails::add);
+      } catch (IOException | UncheckedIOException e) {
+        tails.add("(could not read " + file + ": " + e + ")");
+      }
+    }
+    return tails;
+  }
+
+  private static boolean saysWhatTheRelayDid(String line) {
+    String trimmed = line.strip();
+    return !trimmed.isEmpty()
+        && !trimmed.startsWith("at ")
+        && !trimmed.startsWith("...")
+        && !line.contains("Publish failed")
+        && !line.contains("dead-lettered after")
+        && !line.startsWith("chaos-publisher-fault kind=");
   }
 
   /** Starts every relay. */

@@ -4,19 +4,33 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.pgoutbox.core.OutboxException;
+import dev.pgoutbox.db.OutboxSchema;
+import dev.pgoutbox.relay.internal.FleetRegistry;
 import dev.pgoutbox.relay.testing.RecordingPublisher;
+import dev.pgoutbox.testing.TcpProxy;
 import dev.pgoutbox.testing.TestSchema;
+import java.lang.reflect.InvocationTargetException;
+import java.lang.reflect.Proxy;
+import java.net.SocketTimeoutException;
+import java.sql.Connection;
+import java.sql.SQLException;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
+import org.postgresql.ds.PGSimpleDataSource;
 
 /**
  * Relays on one outbox agree on ordering and dead-letter policy: a relay whose settings differ from
  * a live relay's refuses to start, naming both; stopped or crashed relays do not block a new
- * configuration.
+ * configuration; a registration cut off by the network mid-transaction does not keep the next relay
+ * from starting.
  */
 class FleetConsistencyIT {
 
@@ -99,5 +113,69 @@ class FleetConsistencyIT {
     assertThatThrownBy(
             () -> start("unordered", Ordering.UNORDERED, DeadLetterPolicy.HOLD_AGGREGATE))
         .hasMessageContaining("relay 'after-crash'");
+  }
+
+  @Test
+  void aRegistrationCutOffBeforeItsCommitDoesNotBlockTheNextRelayForever() throws Exception {
+    Matcher address = Pattern.compile("//([^/?]+):(\\d+)/").matcher(db.jdbcUrl());
+    assertThat(address.find()).as("host and port in %s", db.jdbcUrl()).isTrue();
+    try (TcpProxy network = TcpProxy.to(Integer.parseInt(address.group(2)))) {
+      PGSimpleDataSource throughNetwork = new PGSimpleDataSource();
+      throughNetwork.setUrl(
+          db.jdbcUrl()
+              .replace(address.group(1) + ":" + address.group(2), "127.0.0.1:" + network.port()));
+      throughNetwork.setSocketTimeout(1);
+      // The partition falls between the registration's statements and its commit: the server keeps
+      // the transaction open, idle, holding the fleet lock, and never hears from the client again.
+      PGSimpleDataSource partitionedAtCommit =
+          new PGSimpleDataSource() {
+            @Override
+            public Connection getConnection() throws SQLException {
+              Connection real = throughNetwork.getConnection();
+              return (Connection)
+                  Proxy.newProxyInstance(
+                      Connection.class.getClassLoader(),
+                      new Class<?>[] {Connection.class},
+                      (proxy, method, args) -> {
+                        if (method.getName().equals("commit")) {
+                          network.blackhole();
+                        }
+                        try {
+                          return method.invoke(real, args);
+                        } catch (InvocationTargetException e) {
+                          throw e.getCause();
+                        }
+                      });
+            }
+          };
+      FleetRegistry cutOff =
+          new FleetRegistry(
+              partitionedAtCommit,
+              OutboxSchema.jooqSettings(db.schema()),
+              db.schema(),
+              "cut-off",
+              Ordering.STRICT,
+              DeadLetterPolicy.HOLD_AGGREGATE);
+      assertThatThrownBy(cutOff::register).hasRootCauseInstanceOf(SocketTimeoutException.class);
+      assertThat(
+              db.queryLong(
+                  "select count(*) from pg_locks where locktype = 'advisory' and granted"
+                      + " and pid in (select pid from pg_stat_activity"
+                      + " where state = 'idle in transaction')"))
+          .as("the cut-off registration's session holds the fleet lock, idle in transaction")
+          .isEqualTo(1);
+
+      CompletableFuture<OutboxRelay> next =
+          CompletableFuture.supplyAsync(
+              () -> start("after-partition", Ordering.STRICT, DeadLetterPolicy.HOLD_AGGREGATE));
+
+      db.awaitAnyWaitingForLock("advisory");
+      assertThat(next.get(60, TimeUnit.SECONDS).isRunning())
+          .as("the server ended the idle registration and the next relay started")
+          .isTrue();
+      assertThat(db.queryLong("select count(*) from outbox_relays where relay_name = 'cut-off'"))
+          .as("the cut-off registration was rolled back")
+          .isZero();
+    }
   }
 }

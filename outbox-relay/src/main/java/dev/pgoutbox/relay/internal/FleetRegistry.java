@@ -62,6 +62,11 @@ public final class FleetRegistry {
     dsl.transaction(
         configuration -> {
           DSLContext tx = configuration.dsl();
+          // A registration cut off by the network before its commit would hold the fleet lock,
+          // idle, until TCP gives up (hours), and every relay starting meanwhile would wait on it.
+          tx.connection(
+              connection ->
+                  Sql.configureWriteTransaction(connection, Sql.applicationName(relayName), true));
           tx.select(
                   DSL.function(
                       "pg_advisory_xact_lock",

@@ -146,14 +146,15 @@ public final class Sql {
   }
 
   /**
-   * Settings local to one of the WAL relay's write transactions (parking failed events, completing
-   * published ones), sent as its first statement: its {@code application_name}, {@code
-   * synchronous_commit}, and {@link #WRITE_TRANSACTION_TIMEOUT} as {@code
-   * idle_in_transaction_session_timeout} and {@code lock_timeout}. A transaction whose connection a
-   * network partition cut off stays open on the server, idle, with its row locks, until TCP gives
-   * up (hours): the chaos run's reader replayed the same failures into those locks, timed out, and
-   * attached again, forever. With the timeout PostgreSQL ends such a session and the next attempt
-   * goes through.
+   * Settings local to one of the relay's short write transactions (the WAL relay parking failed
+   * events and completing published ones, a relay registering in the fleet), sent as its first
+   * statement: its {@code application_name}, {@code synchronous_commit}, and {@link
+   * #WRITE_TRANSACTION_TIMEOUT} as {@code idle_in_transaction_session_timeout} and {@code
+   * lock_timeout}. A transaction whose connection a network partition cut off stays open on the
+   * server, idle, with its row locks, until TCP gives up (hours): the chaos run's reader replayed
+   * the same failures into those locks, timed out, and attached again, forever; a registration cut
+   * off before its commit kept every relay starting afterwards waiting on the fleet lock. With the
+   * timeout PostgreSQL ends such a session and the next attempt goes through.
    */
   static void configureWriteTransaction(
       Connection connection, String applicationName, boolean synchronousCommit)

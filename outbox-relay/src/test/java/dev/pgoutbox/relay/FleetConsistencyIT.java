@@ -18,8 +18,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -117,13 +115,9 @@ class FleetConsistencyIT {
 
   @Test
   void aRegistrationCutOffBeforeItsCommitDoesNotBlockTheNextRelayForever() throws Exception {
-    Matcher address = Pattern.compile("//([^/?]+):(\\d+)/").matcher(db.jdbcUrl());
-    assertThat(address.find()).as("host and port in %s", db.jdbcUrl()).isTrue();
-    try (TcpProxy network = TcpProxy.to(Integer.parseInt(address.group(2)))) {
+    try (TcpProxy network = TcpProxy.toServerOf(db.jdbcUrl())) {
       PGSimpleDataSource throughNetwork = new PGSimpleDataSource();
-      throughNetwork.setUrl(
-          db.jdbcUrl()
-              .replace(address.group(1) + ":" + address.group(2), "127.0.0.1:" + network.port()));
+      throughNetwork.setUrl(network.route(db.jdbcUrl()));
       throughNetwork.setSocketTimeout(1);
       // The partition falls between the registration's statements and its commit: the server keeps
       // the transaction open, idle, holding the fleet lock, and never hears from the client again.

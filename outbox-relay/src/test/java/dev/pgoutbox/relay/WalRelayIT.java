@@ -28,8 +28,6 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -263,9 +261,7 @@ class WalRelayIT {
 
   @Test
   void aReaderWhoseConnectionDiesSilentlyAttachesAgain() throws Exception {
-    Matcher address = Pattern.compile("//([^/?]+):(\\d+)/").matcher(db.jdbcUrl());
-    assertThat(address.find()).as("host and port in %s", db.jdbcUrl()).isTrue();
-    try (TcpProxy network = TcpProxy.to(Integer.parseInt(address.group(2)))) {
+    try (TcpProxy network = TcpProxy.toServerOf(db.jdbcUrl())) {
       Properties properties = new Properties();
       // The server ends a WAL sender that hears nothing from its reader after 1 s.
       properties.setProperty("options", "-c wal_sender_timeout=1s");
@@ -283,11 +279,7 @@ class WalRelayIT {
               .publicationName("pub_" + db.schema())
               .attachRetryInterval(Duration.ofMillis(200))
               .executor(executor())
-              .replicationConnection(
-                  db.jdbcUrl()
-                      .replace(
-                          address.group(1) + ":" + address.group(2), "127.0.0.1:" + network.port()),
-                  properties)
+              .replicationConnection(network.route(db.jdbcUrl()), properties)
               .build();
       relays.add(relay);
       relay.start();

@@ -10,6 +10,8 @@ import java.net.ServerSocket;
 import java.net.Socket;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 /**
  * A loopback TCP proxy to break a network path and restore it, in two ways:
@@ -57,6 +59,32 @@ public final class TcpProxy implements AutoCloseable {
     } catch (IOException e) {
       throw new UncheckedIOException("Could not bind a proxy port: " + e.getMessage(), e);
     }
+  }
+
+  /**
+   * A proxy to the PostgreSQL server that {@code jdbcUrl} names, which must run on this machine;
+   * {@link #route} points a URL at the proxy.
+   *
+   * @throws IllegalArgumentException if the URL names no host and port
+   */
+  public static TcpProxy toServerOf(String jdbcUrl) {
+    return to(Integer.parseInt(hostAndPort(jdbcUrl).group(2)));
+  }
+
+  /** {@code jdbcUrl} with its host and port replaced by this proxy's, the rest unchanged. */
+  public String route(String jdbcUrl) {
+    hostAndPort(jdbcUrl);
+    return HOST_PORT.matcher(jdbcUrl).replaceFirst("//127.0.0.1:" + port() + "/");
+  }
+
+  private static final Pattern HOST_PORT = Pattern.compile("//([^/:?]+):(\\d+)/");
+
+  private static Matcher hostAndPort(String jdbcUrl) {
+    Matcher matcher = HOST_PORT.matcher(jdbcUrl);
+    if (!matcher.find()) {
+      throw new IllegalArgumentException("no host:port in JDBC URL " + jdbcUrl);
+    }
+    return matcher;
   }
 
   /** The port clients connect to. */

@@ -15,8 +15,6 @@ import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.time.Duration;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -69,13 +67,13 @@ class HealthDatabaseOutageIT {
 
   @DynamicPropertySource
   static void properties(DynamicPropertyRegistry registry) {
-    BootTests.database(registry, db, () -> throughProxy(db.jdbcUrl()));
+    BootTests.database(registry, db, () -> proxy.route(db.jdbcUrl()));
   }
 
   @BeforeAll
   static void proxyInFrontOfPostgres() throws IOException {
     db.execute(Orders.TABLE_DDL.formatted(db.schema()));
-    proxy = TcpProxy.to(postgresPort(TestDatabase.get().jdbcUrl()));
+    proxy = TcpProxy.toServerOf(TestDatabase.get().jdbcUrl());
   }
 
   @AfterAll
@@ -135,19 +133,5 @@ class HealthDatabaseOutageIT {
       Thread.currentThread().interrupt();
       throw new AssertionError(e);
     }
-  }
-
-  private static final Pattern HOST_PORT = Pattern.compile("//([^/:?]+):(\\d+)/");
-
-  private static int postgresPort(String jdbcUrl) {
-    Matcher m = HOST_PORT.matcher(jdbcUrl);
-    if (!m.find()) {
-      throw new IllegalStateException("no host:port in " + jdbcUrl);
-    }
-    return Integer.parseInt(m.group(2));
-  }
-
-  private static String throughProxy(String jdbcUrl) {
-    return HOST_PORT.matcher(jdbcUrl).replaceFirst("//127.0.0.1:" + proxy.port() + "/");
   }
 }

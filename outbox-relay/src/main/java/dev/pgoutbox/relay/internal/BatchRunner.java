@@ -81,9 +81,8 @@ public final class BatchRunner {
       RelayLog log) {
     this.dataSource = dataSource;
     this.settings = settings;
-    this.claimer =
-        new Claimer(config.batchSize(), config.ordering(), config.deadLetterPolicy(), schema);
-    this.marker = new Marker(config.completion(), schema);
+    this.claimer = Claimer.of(config, schema);
+    this.marker = new Marker(config.completion(), schema, Claimer.marksWhatItClaims(config));
     this.publisher = publisher;
     this.tracing = tracing;
     this.config = config;

@@ -27,9 +27,8 @@ public final class ProbeBatch {
     this.schema = schema;
     this.applicationName = Sql.applicationName(name);
     this.config = config;
-    this.claimer =
-        new Claimer(config.batchSize(), config.ordering(), config.deadLetterPolicy(), schema);
-    this.marker = new Marker(config.completion(), schema);
+    this.claimer = Claimer.of(config, schema);
+    this.marker = new Marker(config.completion(), schema, Claimer.marksWhatItClaims(config));
   }
 
   /** Applies the claim transaction's settings and claims a batch; returns the rows claimed. */

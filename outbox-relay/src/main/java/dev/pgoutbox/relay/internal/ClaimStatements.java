@@ -356,6 +356,9 @@ final class ClaimStatements {
             .set(u.PROCESSED_AT, Sql.clockTimestamp())
             .from(claimed)
             .where(u.POSITION.eq(claimed.field(e.POSITION)))
+            // True of every claimed row, and what lets PostgreSQL find each one through the
+            // pending index: position alone is indexed only where processed_at is null.
+            .and(u.PROCESSED_AT.isNull())
             .returningResult(returned);
     return RenderedStatement.render(schema, claim, "scanFrom", "batchSize");
   }

@@ -20,7 +20,10 @@ from (
   fetch next ? rows only
   for update of "e" skip locked
 ) as "c"
-where "u"."position" = "c"."position"
+where (
+  "u"."position" = "c"."position"
+  and "u"."processed_at" is null
+)
 returning 
   "u"."id",
   "u"."position",

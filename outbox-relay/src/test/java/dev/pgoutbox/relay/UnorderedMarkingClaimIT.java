@@ -103,6 +103,27 @@ class UnorderedMarkingClaimIT {
   }
 
   @Test
+  void aClaimMarksNoMoreThanItsBatchWhateverThePlan() throws Exception {
+    // Five rows and no statistics: the plan in which PostgreSQL ran the claim's subquery again for
+    // each row it joined (locking and marking all five for a batch of one) is the cheap one here.
+    for (int seq = 1; seq <= 5; seq++) {
+      EventRows.insert(db.dsl(), "a", seq);
+    }
+    RecordingPublisher publisher = new RecordingPublisher();
+    OutboxRelay one =
+        OutboxRelay.builder()
+            .dataSource(db.dataSource())
+            .schema(db.schema())
+            .publisher(publisher)
+            .config(RelayConfig.builder().ordering(Ordering.UNORDERED).batchSize(1).build())
+            .build();
+
+    assertThat(one.runOnce()).isEqualTo(1);
+    assertThat(unprocessed()).isEqualTo(4);
+    assertThat(publisher.delivered()).hasSize(1);
+  }
+
+  @Test
   void aBatchAbandonedMidPublishLeavesEveryEventPending() throws Exception {
     for (int seq = 1; seq <= 3; seq++) {
       EventRows.insert(db.dsl(), "a", seq);

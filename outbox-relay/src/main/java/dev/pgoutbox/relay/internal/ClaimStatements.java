@@ -336,26 +336,32 @@ final class ClaimStatements {
     Param<Integer> batchSize = param("batchSize", Integer.class);
     OutboxEvents e = OUTBOX_EVENTS.as("e");
     OutboxEvents u = OUTBOX_EVENTS.as("u");
-    Table<Record1<Long>> claimed =
-        select(e.POSITION)
-            .from(e)
-            .where(e.PROCESSED_AT.isNull())
-            .and(e.POSITION.ge(scanFrom))
-            .and(isDue(e, false))
-            .orderBy(e.POSITION)
-            .limit(batchSize)
-            .forUpdate()
-            .of(e)
-            .skipLocked()
-            .asTable("c");
+    // Materialized, so it runs once: as a subquery PostgreSQL may put it on the inner side of
+    // the join and run it again for every row, locking and marking more than its limit.
+    CommonTableExpression<Record1<Long>> claimed =
+        name("claimed")
+            .fields("position")
+            .asMaterialized(
+                select(e.POSITION)
+                    .from(e)
+                    .where(e.PROCESSED_AT.isNull())
+                    .and(e.POSITION.ge(scanFrom))
+                    .and(isDue(e, false))
+                    .orderBy(e.POSITION)
+                    .limit(batchSize)
+                    .forUpdate()
+                    .of(e)
+                    .skipLocked());
+    Field<Long> claimedPosition = claimed.field("position", Long.class);
     List<SelectField<?>> returned = new ArrayList<>(columns(u, false));
     // Claimed rows are due: the locking re-read checked them again.
     returned.set(returned.size() - 1, DSL.inline(true).as("due"));
     Query claim =
-        DSL.update(u)
+        DSL.with(claimed)
+            .update(u)
             .set(u.PROCESSED_AT, Sql.clockTimestamp())
             .from(claimed)
-            .where(u.POSITION.eq(claimed.field(e.POSITION)))
+            .where(u.POSITION.eq(claimedPosition))
             // True of every claimed row, and what lets PostgreSQL find each one through the
             // pending index: position alone is indexed only where processed_at is null.
             .and(u.PROCESSED_AT.isNull())

@@ -81,8 +81,9 @@ public final class BatchRunner {
       RelayLog log) {
     this.dataSource = dataSource;
     this.settings = settings;
-    this.claimer = Claimer.of(config, schema);
-    this.marker = new Marker(config.completion(), schema, Claimer.marksWhatItClaims(config));
+    this.claimer =
+        new Claimer(config.batchSize(), config.ordering(), config.deadLetterPolicy(), schema);
+    this.marker = new Marker(config.completion(), schema);
     this.publisher = publisher;
     this.tracing = tracing;
     this.config = config;

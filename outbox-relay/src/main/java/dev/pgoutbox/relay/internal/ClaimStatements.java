@@ -19,7 +19,6 @@ import org.jooq.Field;
 import org.jooq.Param;
 import org.jooq.Query;
 import org.jooq.Record;
-import org.jooq.Record1;
 import org.jooq.Record3;
 import org.jooq.Record4;
 import org.jooq.Select;
@@ -319,53 +318,6 @@ final class ClaimStatements {
             .forUpdate()
             .of(e)
             .skipLocked();
-    return RenderedStatement.render(schema, claim, "scanFrom", "batchSize");
-  }
-
-  /**
-   * The unordered claim for {@code Completion.MARK_PROCESSED} that completes what it claims: due
-   * rows oldest first, each locked on its own ({@code SKIP LOCKED}), marked processed in the same
-   * statement and returned. One statement and one write of each row instead of a claim that locks
-   * each row, a publish, and an update that finds each row again. The mark stays invisible to
-   * others until the batch commits: a batch rolled back (a crash, a database error) leaves its rows
-   * pending, and a failed publish clears the mark again ({@link MarkStatements#retry} and {@link
-   * MarkStatements#dead} with {@code claimMarked}). Same binds and columns as {@link #unordered}.
-   */
-  static RenderedStatement unorderedMarking(String schema) {
-    Param<Long> scanFrom = param("scanFrom", Long.class);
-    Param<Integer> batchSize = param("batchSize", Integer.class);
-    OutboxEvents e = OUTBOX_EVENTS.as("e");
-    OutboxEvents u = OUTBOX_EVENTS.as("u");
-    // Materialized, so it runs once: as a subquery PostgreSQL may put it on the inner side of
-    // the join and run it again for every row, locking and marking more than its limit.
-    CommonTableExpression<Record1<Long>> claimed =
-        name("claimed")
-            .fields("position")
-            .asMaterialized(
-                select(e.POSITION)
-                    .from(e)
-                    .where(e.PROCESSED_AT.isNull())
-                    .and(e.POSITION.ge(scanFrom))
-                    .and(isDue(e, false))
-                    .orderBy(e.POSITION)
-                    .limit(batchSize)
-                    .forUpdate()
-                    .of(e)
-                    .skipLocked());
-    Field<Long> claimedPosition = claimed.field("position", Long.class);
-    List<SelectField<?>> returned = new ArrayList<>(columns(u, false));
-    // Claimed rows are due: the locking re-read checked them again.
-    returned.set(returned.size() - 1, DSL.inline(true).as("due"));
-    Query claim =
-        DSL.with(claimed)
-            .update(u)
-            .set(u.PROCESSED_AT, Sql.clockTimestamp())
-            .from(claimed)
-            .where(u.POSITION.eq(claimedPosition))
-            // True of every claimed row, and what lets PostgreSQL find each one through the
-            // pending index: position alone is indexed only where processed_at is null.
-            .and(u.PROCESSED_AT.isNull())
-            .returningResult(returned);
     return RenderedStatement.render(schema, claim, "scanFrom", "batchSize");
   }
 

@@ -1,9 +1,7 @@
 package dev.pgoutbox.relay.internal;
 
-import dev.pgoutbox.relay.Completion;
 import dev.pgoutbox.relay.DeadLetterPolicy;
 import dev.pgoutbox.relay.Ordering;
-import dev.pgoutbox.relay.RelayConfig;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
@@ -161,32 +159,7 @@ final class Claimer {
    * (which names the relays' aggregate locks: outboxes in other schemas do not contend).
    */
   Claimer(int batchSize, Ordering ordering, DeadLetterPolicy deadLetterPolicy, String schema) {
-    this(batchSize, ordering, deadLetterPolicy, schema, Tuning.DEFAULT, false);
-  }
-
-  /**
-   * The claimer a relay with {@code config} uses on the outbox in {@code schema}: one that marks
-   * what it claims where {@link #marksWhatItClaims} says so.
-   */
-  static Claimer of(RelayConfig config, String schema) {
-    return new Claimer(
-        config.batchSize(),
-        config.ordering(),
-        config.deadLetterPolicy(),
-        schema,
-        Tuning.DEFAULT,
-        marksWhatItClaims(config));
-  }
-
-  /**
-   * Whether a relay with {@code config} claims and marks in one statement ({@link
-   * ClaimStatements#unorderedMarking}): unordered claims that complete by marking. A strict claim
-   * must read each aggregate's run behind its locked head, and a deleting completion cannot be
-   * undone for the events whose publish fails.
-   */
-  static boolean marksWhatItClaims(RelayConfig config) {
-    return config.ordering() == Ordering.UNORDERED
-        && config.completion() == Completion.MARK_PROCESSED;
+    this(batchSize, ordering, deadLetterPolicy, schema, Tuning.DEFAULT);
   }
 
   /** A claimer with its own timing rules, for tests. */
@@ -196,16 +169,6 @@ final class Claimer {
       DeadLetterPolicy deadLetterPolicy,
       String schema,
       Tuning tuning) {
-    this(batchSize, ordering, deadLetterPolicy, schema, tuning, false);
-  }
-
-  private Claimer(
-      int batchSize,
-      Ordering ordering,
-      DeadLetterPolicy deadLetterPolicy,
-      String schema,
-      Tuning tuning,
-      boolean marking) {
     this.batchSize = batchSize;
     this.fullScanCostFactor = tuning.fullScanCostFactor();
     this.settleNanos = tuning.settleNanos();
@@ -219,9 +182,7 @@ final class Claimer {
     this.statement =
         ordering == Ordering.STRICT
             ? ClaimStatements.strict(schema, releaseDeadAggregates)
-            : marking
-                ? ClaimStatements.unorderedMarking(schema)
-                : ClaimStatements.unordered(schema);
+            : ClaimStatements.unordered(schema);
     this.headsOnlyStatement =
         ordering == Ordering.STRICT
             ? ClaimStatements.strictHeadsOnly(schema, releaseDeadAggregates)

@@ -4,10 +4,7 @@ import static dev.pgoutbox.db.jooq.Tables.OUTBOX_EVENTS;
 import static org.jooq.impl.DSL.param;
 
 import java.time.OffsetDateTime;
-import java.util.Map;
 import java.util.UUID;
-import org.jooq.Condition;
-import org.jooq.Field;
 import org.jooq.Param;
 import org.jooq.Query;
 import org.jooq.impl.DSL;
@@ -60,11 +57,8 @@ final class MarkStatements {
     return RenderedStatement.render(schema, delete, "positions");
   }
 
-  /**
-   * Records a failed attempt to be retried after a backoff. {@code claimMarked}: the claim marked
-   * the row processed ({@link ClaimStatements#unorderedMarking}), and this clears the mark.
-   */
-  static RenderedStatement retry(String schema, boolean claimMarked) {
+  /** Records a failed attempt to be retried after a backoff. */
+  static RenderedStatement retry(String schema) {
     Param<Integer> attempts = param("attempts", Integer.class);
     Param<String> reason = param("reason", String.class);
     Param<Long> retryInMillis = param("retryInMillis", Long.class);
@@ -75,17 +69,13 @@ final class MarkStatements {
             .set(OUTBOX_EVENTS.LAST_ERROR, reason)
             .set(OUTBOX_EVENTS.RETRY_AFTER, Sql.clockTimestampPlusMillis(retryInMillis))
             .set(OUTBOX_EVENTS.DEAD_AT, DSL.inline((OffsetDateTime) null, OUTBOX_EVENTS.DEAD_AT))
-            .set(unmark(claimMarked))
             .where(OUTBOX_EVENTS.ID.eq(id))
-            .and(stillThisBatchs(claimMarked));
+            .and(OUTBOX_EVENTS.PROCESSED_AT.isNull());
     return RenderedStatement.render(schema, update, "attempts", "reason", "retryInMillis", "id");
   }
 
-  /**
-   * Records a failed attempt that dead-letters the event; {@code claimMarked} as for {@link
-   * #retry}.
-   */
-  static RenderedStatement dead(String schema, boolean claimMarked) {
+  /** Records a failed attempt that dead-letters the event. */
+  static RenderedStatement dead(String schema) {
     Param<Integer> attempts = param("attempts", Integer.class);
     Param<String> reason = param("reason", String.class);
     Param<UUID> id = param("id", UUID.class);
@@ -97,22 +87,8 @@ final class MarkStatements {
                 OUTBOX_EVENTS.RETRY_AFTER,
                 DSL.inline((OffsetDateTime) null, OUTBOX_EVENTS.RETRY_AFTER))
             .set(OUTBOX_EVENTS.DEAD_AT, Sql.clockTimestamp())
-            .set(unmark(claimMarked))
             .where(OUTBOX_EVENTS.ID.eq(id))
-            .and(stillThisBatchs(claimMarked));
+            .and(OUTBOX_EVENTS.PROCESSED_AT.isNull());
     return RenderedStatement.render(schema, update, "attempts", "reason", "id");
-  }
-
-  /** Clears the claim's mark ({@code claimMarked}); nothing otherwise. */
-  private static Map<Field<?>, Object> unmark(boolean claimMarked) {
-    return claimMarked
-        ? Map.of(
-            OUTBOX_EVENTS.PROCESSED_AT,
-            DSL.inline((OffsetDateTime) null, OUTBOX_EVENTS.PROCESSED_AT))
-        : Map.of();
-  }
-
-  private static Condition stillThisBatchs(boolean claimMarked) {
-    return claimMarked ? DSL.noCondition() : OUTBOX_EVENTS.PROCESSED_AT.isNull();
   }
 }

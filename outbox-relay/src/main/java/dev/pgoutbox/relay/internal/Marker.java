@@ -25,29 +25,14 @@ final class Marker {
   private final RenderedStatement retry;
   private final RenderedStatement dead;
 
-  /**
-   * Whether the claim already marked what it claimed ({@link ClaimStatements#unorderedMarking}), so
-   * published events need nothing more and failed ones have the mark cleared.
-   */
-  private final boolean claimMarks;
-
-  /**
-   * A marker for the outbox in {@code schema} that completes published events as told; {@code
-   * claimMarks} when the claim marks what it claims ({@link Claimer#marksWhatItClaims}).
-   */
-  Marker(Completion completion, String schema, boolean claimMarks) {
+  /** A marker for the outbox in {@code schema} that completes published events as told. */
+  Marker(Completion completion, String schema) {
     this.published =
         completion == Completion.DELETE
             ? MarkStatements.deleted(schema)
             : MarkStatements.published(schema);
-    this.retry = MarkStatements.retry(schema, claimMarks);
-    this.dead = MarkStatements.dead(schema, claimMarks);
-    this.claimMarks = claimMarks;
-  }
-
-  /** A marker for the outbox in {@code schema} whose claim does not mark. */
-  Marker(Completion completion, String schema) {
-    this(completion, schema, false);
+    this.retry = MarkStatements.retry(schema);
+    this.dead = MarkStatements.dead(schema);
   }
 
   /** A marker for the outbox in the default schema ({@code public}). */
@@ -58,14 +43,13 @@ final class Marker {
   /**
    * Marks (or deletes) every published event in one statement. Rows are found by {@code position}
    * through the pending index, whose neighbouring entries share pages, rather than by random ids.
-   * Only rows still unprocessed are touched; the claim locked them, so all of them should be. When
-   * the claim marked them already, there is nothing to do.
+   * Only rows still unprocessed are touched; the claim locked them, so all of them should be.
    *
    * @return rows marked; fewer than {@code positions} means some were no longer this relay's
    */
   int published(DSLContext tx, List<Long> positions) {
-    if (positions.isEmpty() || claimMarks) {
-      return positions.size();
+    if (positions.isEmpty()) {
+      return 0;
     }
     return tx.connectionResult(
         connection -> {

@@ -27,8 +27,9 @@ public final class ProbeBatch {
     this.schema = schema;
     this.applicationName = Sql.applicationName(name);
     this.config = config;
-    this.claimer = Claimer.of(config, schema);
-    this.marker = new Marker(config.completion(), schema, Claimer.marksWhatItClaims(config));
+    this.claimer =
+        new Claimer(config.batchSize(), config.ordering(), config.deadLetterPolicy(), schema);
+    this.marker = new Marker(config.completion(), schema);
   }
 
   /** Applies the claim transaction's settings and claims a batch; returns the rows claimed. */

@@ -59,22 +59,13 @@ class RenderedStatementsTest {
             "claim-unordered.sql",
             ClaimStatements.unordered(schema),
             List.of("scanFrom", "batchSize")),
-        new Case(
-            "claim-unordered-marking.sql",
-            ClaimStatements.unorderedMarking(schema),
-            List.of("scanFrom", "batchSize")),
         new Case("mark-published.sql", MarkStatements.published(schema), List.of("positions")),
         new Case("mark-deleted.sql", MarkStatements.deleted(schema), List.of("positions")),
         new Case(
             "mark-retry.sql",
-            MarkStatements.retry(schema, false),
+            MarkStatements.retry(schema),
             List.of("attempts", "reason", "retryInMillis", "id")),
-        new Case("mark-dead.sql", MarkStatements.dead(schema, false), failed),
-        new Case(
-            "mark-retry-claim-marked.sql",
-            MarkStatements.retry(schema, true),
-            List.of("attempts", "reason", "retryInMillis", "id")),
-        new Case("mark-dead-claim-marked.sql", MarkStatements.dead(schema, true), failed));
+        new Case("mark-dead.sql", MarkStatements.dead(schema), failed));
   }
 
   @ParameterizedTest
@@ -119,19 +110,19 @@ class RenderedStatementsTest {
         assertThat(s.index("heads")).isEqualTo(ClaimStatements.STRICT_HEADS);
         assertThat(s.index("lockNamespace")).isEqualTo(ClaimStatements.STRICT_LOCK_NAMESPACE);
       }
-      case "claim-unordered.sql", "claim-unordered-marking.sql" -> {
+      case "claim-unordered.sql" -> {
         assertThat(s.index("scanFrom")).isEqualTo(ClaimStatements.UNORDERED_SCAN_FROM);
         assertThat(s.index("batchSize")).isEqualTo(ClaimStatements.UNORDERED_BATCH_SIZE);
       }
       case "mark-published.sql", "mark-deleted.sql" ->
           assertThat(s.index("positions")).isEqualTo(MarkStatements.PUBLISHED_POSITIONS);
-      case "mark-retry.sql", "mark-retry-claim-marked.sql" -> {
+      case "mark-retry.sql" -> {
         assertThat(s.index("attempts")).isEqualTo(MarkStatements.FAILED_ATTEMPTS);
         assertThat(s.index("reason")).isEqualTo(MarkStatements.FAILED_REASON);
         assertThat(s.index("retryInMillis")).isEqualTo(MarkStatements.RETRY_IN_MILLIS);
         assertThat(s.index("id")).isEqualTo(MarkStatements.RETRY_ID);
       }
-      case "mark-dead.sql", "mark-dead-claim-marked.sql" -> {
+      case "mark-dead.sql" -> {
         assertThat(s.index("attempts")).isEqualTo(MarkStatements.FAILED_ATTEMPTS);
         assertThat(s.index("reason")).isEqualTo(MarkStatements.FAILED_REASON);
         assertThat(s.index("id")).isEqualTo(MarkStatements.DEAD_ID);

@@ -29,6 +29,8 @@ import java.util.regex.Pattern;
  */
 public final class TcpProxy implements AutoCloseable {
 
+  private static final Pattern HOST_PORT = Pattern.compile("//([^/:?]+):(\\d+)/");
+
   private final int targetPort;
   private final Set<Socket> sockets = ConcurrentHashMap.newKeySet();
 
@@ -73,11 +75,8 @@ public final class TcpProxy implements AutoCloseable {
 
   /** {@code jdbcUrl} with its host and port replaced by this proxy's, the rest unchanged. */
   public String route(String jdbcUrl) {
-    hostAndPort(jdbcUrl);
-    return HOST_PORT.matcher(jdbcUrl).replaceFirst("//127.0.0.1:" + port() + "/");
+    return hostAndPort(jdbcUrl).replaceFirst("//127.0.0.1:" + port() + "/");
   }
-
-  private static final Pattern HOST_PORT = Pattern.compile("//([^/:?]+):(\\d+)/");
 
   private static Matcher hostAndPort(String jdbcUrl) {
     Matcher matcher = HOST_PORT.matcher(jdbcUrl);

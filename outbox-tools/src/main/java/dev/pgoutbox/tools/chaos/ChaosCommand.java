@@ -509,7 +509,7 @@ public final class ChaosCommand implements Callable<Integer> {
       feed.figures().forEach(report::put);
       ChaosReport.Verdict verdict = report.judge();
       if (verdict != ChaosReport.Verdict.PASSED) {
-        printFailureState(log, dataSource, fleet);
+        FailureState.print(log, dataSource, fleet, SCHEMA);
       }
       report.print(out, json, exited);
       out.flush();
@@ -654,26 +654,6 @@ public final class ChaosCommand implements Callable<Integer> {
    * Waits (at most {@link #READER_START_WAIT}) until a relay streams the slot, so that the first
    * relay kill finds a reader to kill however slowly the relay processes start on a loaded machine.
    */
-  private static final int FAILURE_LOG_LINES = 40;
-
-  /** What a failed run prints of the database: rows by state, the slot, the sessions and locks. */
-  private static final List<String> FAILURE_STATE_QUERIES =
-      List.of(
-          "select count(*) filter (where processed_at is null and dead_at is null) as pending,"
-              + " count(*) filter (where processed_at is null and dead_at is null and parked)"
-              + " as parked, count(*) filter (where processed_at is null and attempts > 0)"
-              + " as failing, min(position) filter (where processed_at is null and dead_at is"
-              + " null) as first_pending from "
-              + SCHEMA
-              + ".outbox_events",
-          "select slot_name, active, active_pid, confirmed_flush_lsn, pg_current_wal_lsn(),"
-              + " wal_status from pg_replication_slots",
-          "select pid, application_name, backend_type, state, wait_event_type, wait_event,"
-              + " now() - xact_start as in_transaction, left(query, 80) from pg_stat_activity"
-              + " where datname = current_database() and pid <> pg_backend_pid()",
-          "select l.pid, l.locktype, l.mode, l.granted, l.objid from pg_locks l"
-              + " where l.locktype in ('advisory', 'transactionid') or not l.granted");
-
   private static void awaitWalReader(HikariDataSource dataSource, PrintWriter log)
       throws SQLException {
     long deadline = System.nanoTime() + READER_START_WAIT.toNanos();
@@ -718,30 +698,6 @@ public final class ChaosCommand implements Callable<Integer> {
     config.setConnectionTimeout(2_000);
     config.setInitializationFailTimeout(-1);
     return new HikariDataSource(config);
-  }
-
-  /** Relay log lines and the database's state, printed when a run fails, whose directory goes. */
-  private static void printFailureState(
-      PrintWriter log, HikariDataSource dataSource, RelayFleet fleet) {
-    fleet.logTails(FAILURE_LOG_LINES).forEach(log::println);
-    for (String query : FAILURE_STATE_QUERIES) {
-      log.println("--- " + query);
-      try (Connection connection = dataSource.getConnection();
-          Statement statement = connection.createStatement();
-          ResultSet rs = statement.executeQuery(query)) {
-        int columns = rs.getMetaData().getColumnCount();
-        while (rs.next()) {
-          StringBuilder row = new StringBuilder();
-          for (int c = 1; c <= columns; c++) {
-            row.append(c == 1 ? "" : " | ").append(rs.getString(c));
-          }
-          log.println(row);
-        }
-      } catch (SQLException e) {
-        log.println("(could not read: " + e.getMessage() + ")");
-      }
-    }
-    log.flush();
   }
 
   /** The outbox table's rows by state, in one query. */

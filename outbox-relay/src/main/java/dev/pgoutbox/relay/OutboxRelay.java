@@ -126,7 +126,8 @@ public final class OutboxRelay implements AutoCloseable {
             schema,
             name,
             config.ordering(),
-            config.deadLetterPolicy());
+            config.deadLetterPolicy(),
+            FleetRegistry.TABLE_SOURCE);
   }
 
   /** A builder; {@code dataSource} and {@code publisher} are required. */
@@ -351,17 +352,6 @@ public final class OutboxRelay implements AutoCloseable {
       log.error("{}", e.getMessage());
       throw e;
     } catch (org.jooq.exception.DataAccessException e) {
-      if ("42P01".equals(e.sqlState())) {
-        throw new OutboxException(
-            "pgoutbox-relay["
-                + name
-                + "] - "
-                + schema
-                + ".outbox_relays does not exist: run OutboxSchema.migrate(dataSource, \""
-                + schema
-                + "\") to apply migration V3",
-            e);
-      }
       log.warn(
           "Cannot register in the relay registry yet ({}); retrying with the heartbeat",
           e.toString());

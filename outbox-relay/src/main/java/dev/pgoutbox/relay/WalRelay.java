@@ -132,7 +132,8 @@ public final class WalRelay implements AutoCloseable {
             schema,
             name,
             config.ordering(),
-            config.deadLetterPolicy());
+            config.deadLetterPolicy(),
+            FleetRegistry.walSource(slotName));
   }
 
   /** A builder; {@code dataSource} and {@code publisher} are required. */
@@ -170,38 +171,30 @@ public final class WalRelay implements AutoCloseable {
   }
 
   /**
-   * Checks {@code wal_level}, creates the publication and the slot when missing (and {@link
-   * Builder#createSlot} allows; creating the slot parks every pending event older than it, for the
-   * drainer), registers in the relay registry, and starts reading or standing by.
+   * Registers in the relay registry, checks {@code wal_level}, creates the publication and the slot
+   * when missing (and {@link Builder#createSlot} allows; creating the slot parks every pending
+   * event older than it, for the drainer), and starts reading or standing by.
    *
    * @throws IllegalStateException if already started or stopped
    * @throws OutboxException naming what the database lacks: {@code wal_level}, the outbox table, a
-   *     grant, or the SQL to create the publication or the slot
+   *     grant, the SQL to create the publication or the slot; or naming the live relay whose
+   *     settings or source differ (an {@code OutboxRelay}, or a {@code WalRelay} on another slot,
+   *     would publish the same events): nothing is created then
    */
   public synchronized void start() {
     if (started || stopped) {
       throw new IllegalStateException("WAL relay " + name + " was already started");
     }
+    // Registered first: a relay refused for another relay's source or settings must not create a
+    // slot (which would hold WAL for good) or park the backlog.
+    fleet.register();
     WalSlotStats state;
     try {
       state = slot.prepare(createSlot);
-    } catch (SQLException e) {
-      if ("42P01".equals(e.getSQLState()) || "42703".equals(e.getSQLState())) {
-        throw new OutboxException(
-            "pgoutbox-relay["
-                + name
-                + "] - "
-                + schema
-                + ".outbox_events lacks the WAL relay's column: run OutboxSchema.migrate(dataSource,"
-                + " \""
-                + schema
-                + "\") to apply migration V5",
-            e);
-      }
-      throw new OutboxException(
-          "pgoutbox-relay[" + name + "] - could not prepare the WAL relay: " + e.getMessage(), e);
+    } catch (SQLException | RuntimeException e) {
+      deregisterQuietly();
+      throw prepareFailure(e);
     }
-    fleet.register();
     ScheduledExecutorService exec =
         hostExecutor != null
             ? hostExecutor
@@ -265,6 +258,36 @@ public final class WalRelay implements AutoCloseable {
             TimeUnit.MILLISECONDS);
   }
 
+  private RuntimeException prepareFailure(Exception e) {
+    if (e instanceof RuntimeException runtime) {
+      return runtime;
+    }
+    String state = ((SQLException) e).getSQLState();
+    if ("42P01".equals(state) || "42703".equals(state)) {
+      return new OutboxException(
+          "pgoutbox-relay["
+              + name
+              + "] - "
+              + schema
+              + ".outbox_events lacks the WAL relay's column: run OutboxSchema.migrate(dataSource,"
+              + " \""
+              + schema
+              + "\") to apply migration V5",
+          e);
+    }
+    return new OutboxException(
+        "pgoutbox-relay[" + name + "] - could not prepare the WAL relay: " + e.getMessage(), e);
+  }
+
+  private void deregisterQuietly() {
+    try {
+      fleet.deregister();
+    } catch (RuntimeException e) {
+      log.warn(
+          "Could not leave the relay registry ({}); the entry expires by itself", e.toString());
+    }
+  }
+
   private void fallBack(String reason) {
     fallenBack = true;
     drainerRunner.parkedOnly(false);
@@ -317,12 +340,7 @@ public final class WalRelay implements AutoCloseable {
       Thread.currentThread().interrupt();
       clean = false;
     }
-    try {
-      fleet.deregister();
-    } catch (RuntimeException e) {
-      log.warn(
-          "Could not leave the relay registry ({}); the entry expires by itself", e.toString());
-    }
+    deregisterQuietly();
     if (hostExecutor == null && executor != null) {
       executor.shutdownNow();
     }

@@ -149,7 +149,8 @@ class FleetConsistencyIT {
               db.schema(),
               "cut-off",
               Ordering.STRICT,
-              DeadLetterPolicy.HOLD_AGGREGATE);
+              DeadLetterPolicy.HOLD_AGGREGATE,
+              FleetRegistry.TABLE_SOURCE);
       assertThatThrownBy(cutOff::register).hasRootCauseInstanceOf(SocketTimeoutException.class);
       assertThat(
               db.queryLong(

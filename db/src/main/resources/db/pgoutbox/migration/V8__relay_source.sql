@@ -1,0 +1,8 @@
+-- pgoutbox schema, version 8.
+
+-- Where each registered relay takes its events from: 'TABLE' for OutboxRelay (it claims pending
+-- rows), 'WAL:<slot>' for WalRelay (it reads the slot and leaves the table to its drainer). A table
+-- relay beside a WAL relay, or WAL relays on two slots, would each publish the same events, so a
+-- relay refuses to start while a live relay reads from another source. Rows written by a library
+-- before version 8 name no source: they were table relays.
+ALTER TABLE outbox_relays ADD COLUMN source varchar(80) NOT NULL DEFAULT 'TABLE';

@@ -1,0 +1,181 @@
+package dev.pgoutbox.relay;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.pgoutbox.core.OutboxException;
+import dev.pgoutbox.relay.testing.RecordingPublisher;
+import dev.pgoutbox.testing.Eventually;
+import dev.pgoutbox.testing.TestSchema;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Properties;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/**
+ * A table relay and a WAL relay both publish every pending event by their own rule, so one of each
+ * on an outbox (or WAL relays on two slots) would publish events twice. The registry refuses the
+ * second source whichever starts first, and a refused {@link WalRelay} creates nothing: no slot to
+ * hold WAL for good, no publication, no parked rows.
+ */
+class RelaySourceConsistencyIT {
+
+  @RegisterExtension static final TestSchema db = TestSchema.migratedWithLogicalDecoding(4);
+
+  private final List<AutoCloseable> running = new ArrayList<>();
+
+  @BeforeEach
+  void emptyRegistry() {
+    db.execute("truncate outbox_relays");
+    db.execute("truncate outbox_events");
+  }
+
+  @AfterEach
+  void stopAllAndDropSlots() throws Exception {
+    for (AutoCloseable relay : running) {
+      relay.close();
+    }
+    // A stopped reader's WAL sender may hold its slot a moment longer.
+    Eventually.await(
+        "the test's slots are released",
+        () ->
+            db.queryLong(
+                    "select count(*) from pg_replication_slots where slot_name like 'src\\_%'"
+                        + " and active")
+                == 0);
+    db.execute(
+        "select pg_drop_replication_slot(slot_name) from pg_replication_slots"
+            + " where slot_name like 'src\\_%'");
+    db.execute("drop publication if exists src_" + db.schema());
+  }
+
+  @Test
+  void aWalRelayBesideATableRelayIsRefusedAndCreatesNothing() {
+    db.execute(
+        "insert into outbox_events (aggregate_type, aggregate_id, event_type, payload)"
+            + " values ('order', 'o-1', 'order.placed', '{}')");
+    startTableRelay("table-1");
+
+    WalRelay wal = walRelay("wal-1", "src_a");
+    assertThatThrownBy(wal::start)
+        .isInstanceOf(OutboxException.class)
+        .hasMessageContaining("pgoutbox-relay[wal-1] - refuses to start")
+        .hasMessageContaining(
+            "source (WalRelay on replication slot src_a) differs from the source (OutboxRelay on"
+                + " the table)")
+        .hasMessageContaining("relay 'table-1'");
+
+    assertThat(db.queryLong("select count(*) from pg_replication_slots where slot_name = 'src_a'"))
+        .as("no slot left behind to hold WAL")
+        .isZero();
+    assertThat(
+            db.queryLong(
+                "select count(*) from pg_publication where pubname = 'src_" + db.schema() + "'"))
+        .isZero();
+    assertThat(db.queryLong("select count(*) from outbox_events where parked"))
+        .as("the pending event stays the table relay's")
+        .isZero();
+    assertThat(db.queryLong("select count(*) from outbox_relays")).isEqualTo(1);
+  }
+
+  @Test
+  void aTableRelayBesideAWalRelayIsRefused() {
+    startWalRelay("wal-1", "src_b");
+
+    assertThatThrownBy(() -> startTableRelay("table-1"))
+        .isInstanceOf(OutboxException.class)
+        .hasMessageContaining("pgoutbox-relay[table-1] - refuses to start")
+        .hasMessageContaining(
+            "source (OutboxRelay on the table) differs from the source (WalRelay on replication"
+                + " slot src_b)")
+        .hasMessageContaining("relay 'wal-1'");
+    assertThat(db.queryLong("select count(*) from outbox_relays")).isEqualTo(1);
+  }
+
+  @Test
+  void walRelaysOnTwoSlotsAreRefusedAndOnOneSlotTheyShare() {
+    startWalRelay("wal-1", "src_c");
+    startWalRelay("wal-2", "src_c");
+
+    WalRelay other = walRelay("wal-3", "src_d");
+    assertThatThrownBy(other::start)
+        .isInstanceOf(OutboxException.class)
+        .hasMessageContaining(
+            "source (WalRelay on replication slot src_d) differs from the source (WalRelay on"
+                + " replication slot src_c)");
+    assertThat(db.queryLong("select count(*) from pg_replication_slots where slot_name = 'src_d'"))
+        .isZero();
+    assertThat(db.queryLong("select count(*) from outbox_relays")).isEqualTo(2);
+  }
+
+  @Test
+  void aRegistrationWrittenBeforeSourcesWereRecordedCountsAsATableRelay() {
+    // What a relay of a library before schema version 8 inserts: no source column.
+    db.execute(
+        "insert into outbox_relays (instance_id, relay_name, ordering, dead_letter_policy)"
+            + " values (gen_random_uuid(), 'older-library', 'STRICT', 'HOLD_AGGREGATE')");
+
+    WalRelay wal = walRelay("wal-1", "src_e");
+    assertThatThrownBy(wal::start)
+        .isInstanceOf(OutboxException.class)
+        .hasMessageContaining("differs from the source (OutboxRelay on the table)")
+        .hasMessageContaining("relay 'older-library'");
+    startTableRelay("table-1");
+  }
+
+  @Test
+  void aRegistryWithoutTheSourceColumnNamesTheMigrationToRun() {
+    db.execute("alter table outbox_relays drop column source");
+    try {
+      assertThatThrownBy(() -> startTableRelay("table-1"))
+          .isInstanceOf(OutboxException.class)
+          .hasMessageContaining("outbox_relays is missing or lacks a column")
+          .hasMessageContaining("to apply migrations V3 and V8");
+      WalRelay wal = walRelay("wal-1", "src_f");
+      assertThatThrownBy(wal::start)
+          .isInstanceOf(OutboxException.class)
+          .hasMessageContaining("to apply migrations V3 and V8");
+      assertThat(
+              db.queryLong("select count(*) from pg_replication_slots where slot_name = 'src_f'"))
+          .isZero();
+    } finally {
+      db.execute(
+          "alter table outbox_relays add column source varchar(80) not null default 'TABLE'");
+    }
+  }
+
+  private void startTableRelay(String name) {
+    OutboxRelay relay =
+        OutboxRelay.builder()
+            .name(name)
+            .dataSource(db.dataSource())
+            .schema(db.schema())
+            .publisher(new RecordingPublisher())
+            .config(RelayConfig.builder().listenForNotifications(false).build())
+            .build();
+    relay.start();
+    running.add(relay);
+  }
+
+  private void startWalRelay(String name, String slot) {
+    WalRelay relay = walRelay(name, slot);
+    relay.start();
+    running.add(() -> relay.stop(Duration.ofSeconds(5)));
+  }
+
+  private static WalRelay walRelay(String name, String slot) {
+    return WalRelay.builder()
+        .name(name)
+        .dataSource(db.dataSource())
+        .schema(db.schema())
+        .publisher(new RecordingPublisher())
+        .slotName(slot)
+        .publicationName("src_" + db.schema())
+        .replicationConnection(db.jdbcUrl(), new Properties())
+        .build();
+  }
+}

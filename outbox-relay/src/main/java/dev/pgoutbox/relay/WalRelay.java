@@ -156,6 +156,14 @@ public final class WalRelay implements AutoCloseable {
     return slot.publicationName();
   }
 
+  /**
+   * Whether the relay was started and has not stopped (it stops itself when, after a stall long
+   * enough for its registration to expire, a relay of another source or settings took over).
+   */
+  public synchronized boolean isRunning() {
+    return started && !stopped;
+  }
+
   /** Whether this instance streams the slot now; the others stand by. */
   public boolean isReading() {
     WalReader current = reader;
@@ -357,6 +365,11 @@ public final class WalRelay implements AutoCloseable {
   private void heartbeat() {
     try {
       fleet.heartbeat();
+    } catch (OutboxException e) {
+      // Our entry expired while we stalled, and a relay of another source or with other settings
+      // started meanwhile: both would publish the same events.
+      log.error("{}; stopping", e.getMessage());
+      Thread.ofVirtual().start(() -> stop(OutboxRelay.DEFAULT_STOP_TIMEOUT));
     } catch (RuntimeException e) {
       log.warn("Heartbeat failed: {}", e.toString());
     }

@@ -11,6 +11,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Properties;
+import java.util.function.Supplier;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -148,7 +149,47 @@ class RelaySourceConsistencyIT {
     }
   }
 
-  private void startTableRelay(String name) {
+  @Test
+  void aWalRelayWhoseRegistrationExpiredStopsItselfOnceATableRelayTookOver() {
+    WalRelay wal = startWalRelay("wal-1", "src_g");
+    Eventually.await("the WAL relay reads", wal::isReading);
+    OutboxRelay table = afterExpiry(() -> startTableRelay("table-1"));
+
+    Eventually.await("the WAL relay stops at its next heartbeat", () -> !wal.isRunning());
+    assertThat(wal.isReading()).isFalse();
+    assertThat(table.isRunning()).isTrue();
+    assertThat(db.queryLong("select count(*) from outbox_relays where relay_name = 'table-1'"))
+        .isEqualTo(1);
+  }
+
+  @Test
+  void aTableRelayWhoseRegistrationExpiredStopsItselfOnceAWalRelayTookOver() {
+    OutboxRelay table = startTableRelay("table-1");
+    WalRelay wal = afterExpiry(() -> startWalRelay("wal-1", "src_h"));
+
+    Eventually.await("the table relay stops at its next heartbeat", () -> !table.isRunning());
+    assertThat(wal.isRunning()).isTrue();
+  }
+
+  /**
+   * Starts a relay as if the live one had stalled past its expiry: its row is aged, then the new
+   * relay's registration removes it. The stalled relay's heartbeat (every 5 s) may refresh the row
+   * in between (a few milliseconds); the new relay is then refused, and this ages it again.
+   */
+  private static <T> T afterExpiry(Supplier<T> start) {
+    for (int attempt = 1; ; attempt++) {
+      db.execute("update outbox_relays set heartbeat_at = now() - interval '1 hour'");
+      try {
+        return start.get();
+      } catch (OutboxException refused) {
+        if (attempt == 5) {
+          throw refused;
+        }
+      }
+    }
+  }
+
+  private OutboxRelay startTableRelay(String name) {
     OutboxRelay relay =
         OutboxRelay.builder()
             .name(name)
@@ -159,12 +200,14 @@ class RelaySourceConsistencyIT {
             .build();
     relay.start();
     running.add(relay);
+    return relay;
   }
 
-  private void startWalRelay(String name, String slot) {
+  private WalRelay startWalRelay(String name, String slot) {
     WalRelay relay = walRelay(name, slot);
     relay.start();
     running.add(() -> relay.stop(Duration.ofSeconds(5)));
+    return relay;
   }
 
   private static WalRelay walRelay(String name, String slot) {

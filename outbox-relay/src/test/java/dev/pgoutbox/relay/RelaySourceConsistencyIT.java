@@ -114,18 +114,22 @@ class RelaySourceConsistencyIT {
   }
 
   @Test
-  void aRegistrationWrittenBeforeSourcesWereRecordedCountsAsATableRelay() {
-    // What a relay of a library before schema version 8 inserts: no source column.
+  void aRegistrationWrittenBeforeSourcesWereRecordedBlocksNeitherSource() {
+    // What a relay of a library before schema version 8 inserts: no source. It may be a table relay
+    // or a WAL relay, so it is checked as before (ordering, policy), and a fleet of either kind can
+    // be upgraded one instance at a time.
     db.execute(
         "insert into outbox_relays (instance_id, relay_name, ordering, dead_letter_policy)"
             + " values (gen_random_uuid(), 'older-library', 'STRICT', 'HOLD_AGGREGATE')");
 
-    WalRelay wal = walRelay("wal-1", "src_e");
-    assertThatThrownBy(wal::start)
+    WalRelay wal = startWalRelay("wal-1", "src_e");
+    assertThat(wal.isRunning()).isTrue();
+    assertThat(db.queryLong("select count(*) from outbox_relays where source is null"))
+        .isEqualTo(1);
+    assertThatThrownBy(() -> startTableRelay("table-1"))
+        .as("the new WAL relay's own row is checked")
         .isInstanceOf(OutboxException.class)
-        .hasMessageContaining("differs from the source (OutboxRelay on the table)")
-        .hasMessageContaining("relay 'older-library'");
-    startTableRelay("table-1");
+        .hasMessageContaining("relay 'wal-1'");
   }
 
   @Test

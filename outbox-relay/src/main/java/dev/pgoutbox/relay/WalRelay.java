@@ -20,6 +20,7 @@ import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Pattern;
 import javax.sql.DataSource;
+import org.jooq.exception.DataAccessException;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -195,7 +196,16 @@ public final class WalRelay implements AutoCloseable {
     }
     // Registered first: a relay refused for another relay's source or settings must not create a
     // slot (which would hold WAL for good) or park the backlog.
-    fleet.register();
+    try {
+      fleet.register();
+    } catch (DataAccessException e) {
+      throw new OutboxException(
+          "pgoutbox-relay["
+              + name
+              + "] - could not register in the relay registry: "
+              + e.getMessage(),
+          e);
+    }
     WalSlotStats state;
     try {
       state = slot.prepare(createSlot);

@@ -13,6 +13,7 @@ import java.util.Properties;
 import java.util.concurrent.CopyOnWriteArrayList;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
+import org.postgresql.ds.PGSimpleDataSource;
 
 /**
  * What {@link WalRelay#start()} checks and says: {@code wal_level} on the machine's PostgreSQL
@@ -40,6 +41,23 @@ class WalRelayStartIT {
         .hasMessageContaining("needs wal_level = logical")
         .hasMessageContaining("wal_level = " + level)
         .hasMessageContaining("ALTER SYSTEM SET wal_level = logical");
+  }
+
+  @Test
+  void anUnreachableDatabaseFailsTheStartWithAnOutboxException() {
+    PGSimpleDataSource nowhere = new PGSimpleDataSource();
+    nowhere.setUrl("jdbc:postgresql://127.0.0.1:1/test?connectTimeout=5");
+    WalRelay relay =
+        WalRelay.builder()
+            .name("nowhere")
+            .dataSource(nowhere)
+            .publisher(new RecordingPublisher())
+            .replicationConnection(nowhere.getUrl(), new Properties())
+            .build();
+    assertThatThrownBy(relay::start)
+        .isInstanceOf(OutboxException.class)
+        .hasMessageContaining("pgoutbox-relay[nowhere] - could not register in the relay registry");
+    assertThat(relay.isRunning()).isFalse();
   }
 
   @Test

@@ -359,15 +359,7 @@ public final class OutboxRelay implements AutoCloseable {
   }
 
   private void heartbeat() {
-    try {
-      fleet.heartbeat();
-    } catch (OutboxException e) {
-      // Our entry expired while we stalled, and a relay with other settings started meanwhile.
-      log.error("{}; stopping", e.getMessage());
-      Thread.ofVirtual().start(() -> stop(DEFAULT_STOP_TIMEOUT));
-    } catch (RuntimeException e) {
-      log.debug("Heartbeat failed: {}", e.toString());
-    }
+    fleet.heartbeat(log, () -> stop(DEFAULT_STOP_TIMEOUT));
   }
 
   private void refreshStats() {

@@ -209,7 +209,10 @@ public final class WalRelay implements AutoCloseable {
     WalSlotStats state;
     try {
       state = slot.prepare(createSlot);
-    } catch (SQLException | RuntimeException e) {
+    } catch (RuntimeException e) {
+      deregisterQuietly();
+      throw e;
+    } catch (SQLException e) {
       deregisterQuietly();
       throw prepareFailure(e);
     }
@@ -276,11 +279,8 @@ public final class WalRelay implements AutoCloseable {
             TimeUnit.MILLISECONDS);
   }
 
-  private RuntimeException prepareFailure(Exception e) {
-    if (e instanceof RuntimeException runtime) {
-      return runtime;
-    }
-    String state = ((SQLException) e).getSQLState();
+  private OutboxException prepareFailure(SQLException e) {
+    String state = e.getSQLState();
     if ("42P01".equals(state) || "42703".equals(state)) {
       return new OutboxException(
           "pgoutbox-relay["
@@ -373,16 +373,7 @@ public final class WalRelay implements AutoCloseable {
   }
 
   private void heartbeat() {
-    try {
-      fleet.heartbeat();
-    } catch (OutboxException e) {
-      // Our entry expired while we stalled, and a relay of another source or with other settings
-      // started meanwhile: both would publish the same events.
-      log.error("{}; stopping", e.getMessage());
-      Thread.ofVirtual().start(() -> stop(OutboxRelay.DEFAULT_STOP_TIMEOUT));
-    } catch (RuntimeException e) {
-      log.warn("Heartbeat failed: {}", e.toString());
-    }
+    fleet.heartbeat(log, () -> stop(OutboxRelay.DEFAULT_STOP_TIMEOUT));
   }
 
   private void refreshStats() {

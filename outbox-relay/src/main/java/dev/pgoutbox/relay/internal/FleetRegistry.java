@@ -149,19 +149,26 @@ public final class FleetRegistry {
   }
 
   /**
-   * Refreshes the heartbeat; registers again if the row is gone (the relay stalled past the
-   * expiry).
-   *
-   * @throws OutboxException if registering again meets a conflicting relay
+   * A running relay's heartbeat: refreshes its row, and registers again if the row is gone (the
+   * relay stalled past the expiry). If a relay with other settings or another source registered
+   * meanwhile, both would publish, so this logs an ERROR naming it and runs {@code stop} on a
+   * thread of its own; any other failure (the database unreachable) waits for the next beat.
    */
-  public void heartbeat() {
-    int updated =
-        dsl.update(OUTBOX_RELAYS)
-            .set(OUTBOX_RELAYS.HEARTBEAT_AT, Sql.clockTimestamp())
-            .where(OUTBOX_RELAYS.INSTANCE_ID.eq(instance))
-            .execute();
-    if (updated == 0) {
-      register();
+  public void heartbeat(RelayLog log, Runnable stop) {
+    try {
+      int updated =
+          dsl.update(OUTBOX_RELAYS)
+              .set(OUTBOX_RELAYS.HEARTBEAT_AT, Sql.clockTimestamp())
+              .where(OUTBOX_RELAYS.INSTANCE_ID.eq(instance))
+              .execute();
+      if (updated == 0) {
+        register();
+      }
+    } catch (OutboxException e) {
+      log.error("{}; stopping", e.getMessage());
+      Thread.ofVirtual().start(stop);
+    } catch (RuntimeException e) {
+      log.debug("Heartbeat failed: {}", e.toString());
     }
   }
 

@@ -18,6 +18,8 @@ import dev.pgoutbox.testing.Secrets;
 import dev.pgoutbox.tools.chaos.PublisherFaults;
 import io.nats.client.Options;
 import java.sql.SQLException;
+import java.sql.SQLRecoverableException;
+import java.sql.SQLTransientConnectionException;
 import java.time.Duration;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
@@ -237,7 +239,7 @@ final class RelayCommand implements Callable<Integer> {
         start.run();
         return;
       } catch (RuntimeException e) {
-        if (!(e.getCause() instanceof SQLException)) {
+        if (!databaseUnavailable(e)) {
           throw e;
         }
         System.err.println(
@@ -249,6 +251,27 @@ final class RelayCommand implements Callable<Integer> {
         TimeUnit.SECONDS.sleep(1);
       }
     }
+  }
+
+  /**
+   * Whether a failure anywhere down its causes is the database being out of reach: no connection
+   * (SQLState class 08, or the pool giving up waiting for one), or a server shutting down, crashed
+   * or still recovering (57P). The relay's own wrapping differs by where the start failed
+   * (registering, preparing the slot), so the whole chain is searched.
+   */
+  static boolean databaseUnavailable(Throwable failure) {
+    for (Throwable t = failure; t != null; t = t.getCause()) {
+      if (t instanceof SQLTransientConnectionException || t instanceof SQLRecoverableException) {
+        return true;
+      }
+      if (t instanceof SQLException sql && sql.getSQLState() != null) {
+        String state = sql.getSQLState();
+        if (state.startsWith("08") || state.startsWith("57P")) {
+          return true;
+        }
+      }
+    }
+    return false;
   }
 
   private boolean isWal() {

@@ -395,75 +395,11 @@ public final class OutboxRelay implements AutoCloseable {
     return name;
   }
 
-  /** Builder of {@link OutboxRelay}; not thread-safe. */
-  public static final class Builder {
-    private String name = "default";
-    private DataSource dataSource;
-    private String schema = OutboxSchema.DEFAULT_SCHEMA;
-    private Publisher publisher;
-    private RelayConfig config = RelayConfig.ofDefaults();
-    private RelayListener listener = RelayListener.NONE;
-    private @Nullable PublishTracing tracing;
+  /** Builder of {@link OutboxRelay}; not thread-safe. The shared settings: {@link RelayBuilder}. */
+  public static final class Builder extends RelayBuilder<Builder> {
     private @Nullable ListenConnectionFactory listenConnectionFactory;
-    private @Nullable ScheduledExecutorService executor;
 
     private Builder() {}
-
-    /**
-     * The relay's name in logs ({@code pgoutbox-relay[name]}), metric tags and {@code
-     * application_name}: letters, digits, '.', '_', '-', at most {@value #MAX_NAME_LENGTH}
-     * characters (default {@code default}).
-     */
-    public Builder name(String name) {
-      this.name = requireValidName(name);
-      return this;
-    }
-
-    /** The host's data source (e.g. HikariCP); each batch borrows one connection. Required. */
-    public Builder dataSource(DataSource dataSource) {
-      this.dataSource = requireNonNull(dataSource, "dataSource must not be null");
-      return this;
-    }
-
-    /** The schema holding the outbox tables (default {@code public}). */
-    public Builder schema(String schema) {
-      this.schema = OutboxSchema.requireValidName(schema);
-      return this;
-    }
-
-    /** Where events go. Required. The relay never closes it: the host does. */
-    public Builder publisher(Publisher publisher) {
-      this.publisher = requireNonNull(publisher, "publisher must not be null");
-      return this;
-    }
-
-    /** Settings (default {@link RelayConfig#ofDefaults()}). */
-    public Builder config(RelayConfig config) {
-      this.config = requireNonNull(config, "config must not be null");
-      return this;
-    }
-
-    /** Hears batches, publishes, failures and stats (metrics, tests). */
-    public Builder listener(RelayListener listener) {
-      this.listener = requireNonNull(listener, "listener must not be null");
-      return this;
-    }
-
-    /**
-     * How publishes are traced: {@code OpenTelemetryTracing.create(openTelemetry)} (package {@code
-     * dev.pgoutbox.relay.otel}) for one PRODUCER span per event, {@code
-     * ObservationTracing.builder(observationRegistry).tracer(tracer).build()} (package {@code
-     * dev.pgoutbox.relay.micrometer}) for the same through Micrometer's Observation API, or {@link
-     * PublishTracing#NONE}. Default: OpenTelemetry tracing with the global instance when
-     * OpenTelemetry's API is on the class path and {@code GlobalOpenTelemetry} is set when {@link
-     * #build()} runs (the Java agent sets it; an API before 1.57 cannot tell, so none), otherwise
-     * none. Without tracing, the {@code traceparent} the writer stored still reaches the consumer
-     * as it was.
-     */
-    public Builder tracing(PublishTracing tracing) {
-      this.tracing = requireNonNull(tracing, "tracing must not be null");
-      return this;
-    }
 
     /**
      * Where to open the dedicated {@code LISTEN} connection. Derived from HikariCP and pgjdbc data
@@ -476,26 +412,12 @@ public final class OutboxRelay implements AutoCloseable {
     }
 
     /**
-     * The host's executor to run on (virtual threads welcome). Without one, the relay creates a
-     * single-thread executor of its own.
-     */
-    public Builder executor(ScheduledExecutorService executor) {
-      this.executor = requireNonNull(executor, "executor must not be null");
-      return this;
-    }
-
-    /**
      * The relay, not yet started.
      *
      * @throws IllegalStateException if the data source or the publisher is missing
      */
     public OutboxRelay build() {
-      if (dataSource == null) {
-        throw new IllegalStateException("dataSource is required: call dataSource(...)");
-      }
-      if (publisher == null) {
-        throw new IllegalStateException("publisher is required: call publisher(...)");
-      }
+      requireDataSourceAndPublisher();
       return new OutboxRelay(this);
     }
   }

@@ -9,6 +9,7 @@ import dev.pgoutbox.relay.internal.FleetRegistry;
 import dev.pgoutbox.relay.internal.RelayLog;
 import dev.pgoutbox.relay.internal.RelayLoop;
 import dev.pgoutbox.relay.internal.ReplicationConnections;
+import dev.pgoutbox.relay.internal.Tracings;
 import dev.pgoutbox.relay.internal.WalReader;
 import dev.pgoutbox.relay.internal.WalSlot;
 import java.sql.SQLException;
@@ -78,6 +79,7 @@ public final class WalRelay implements AutoCloseable {
   private final DataSource dataSource;
   private final String schema;
   private final Publisher publisher;
+  private final PublishTracing tracing;
   private final RelayConfig config;
   private final RelayListener listener;
   private final ListenConnectionFactory replicationConnections;
@@ -109,6 +111,7 @@ public final class WalRelay implements AutoCloseable {
     this.listener = new OutboxRelay.SafeListener(b.listener, log);
     this.replicationConnections = replicationConnections;
     this.hostExecutor = b.executor;
+    this.tracing = b.tracing != null ? b.tracing : Tracings.automatic();
     this.createSlot = b.createSlot;
     this.attachRetry = b.attachRetry;
     String slotName = b.slotName != null ? b.slotName : defaultName(schema);
@@ -120,7 +123,7 @@ public final class WalRelay implements AutoCloseable {
             schema,
             OutboxSchema.jooqSettings(schema),
             publisher,
-            PublishTracing.NONE,
+            tracing,
             config,
             listener,
             log);
@@ -258,6 +261,7 @@ public final class WalRelay implements AutoCloseable {
               replicationConnections,
               slot,
               publisher,
+              tracing,
               config,
               listener,
               log,
@@ -392,15 +396,8 @@ public final class WalRelay implements AutoCloseable {
     return "pgoutbox_" + schema;
   }
 
-  /** Builder of {@link WalRelay}; not thread-safe. */
-  public static final class Builder {
-    private String name = "default";
-    private DataSource dataSource;
-    private String schema = OutboxSchema.DEFAULT_SCHEMA;
-    private Publisher publisher;
-    private RelayConfig config = RelayConfig.ofDefaults();
-    private RelayListener listener = RelayListener.NONE;
-    private @Nullable ScheduledExecutorService executor;
+  /** Builder of {@link WalRelay}; not thread-safe. The shared settings: {@link RelayBuilder}. */
+  public static final class Builder extends RelayBuilder<Builder> {
     private @Nullable String slotName;
     private @Nullable String publicationName;
     private @Nullable String replicationUrl;
@@ -409,50 +406,6 @@ public final class WalRelay implements AutoCloseable {
     private Duration attachRetry = DEFAULT_ATTACH_RETRY_INTERVAL;
 
     private Builder() {}
-
-    /**
-     * The relay's name in logs, metric tags and {@code application_name} (default {@code default}).
-     */
-    public Builder name(String name) {
-      this.name = OutboxRelay.requireValidName(name);
-      return this;
-    }
-
-    /** The host's data source: completions, parking and the drainer borrow from it. Required. */
-    public Builder dataSource(DataSource dataSource) {
-      this.dataSource = requireNonNull(dataSource, "dataSource must not be null");
-      return this;
-    }
-
-    /** The schema holding the outbox tables (default {@code public}). */
-    public Builder schema(String schema) {
-      this.schema = OutboxSchema.requireValidName(schema);
-      return this;
-    }
-
-    /** Where events go. Required. The relay never closes it. */
-    public Builder publisher(Publisher publisher) {
-      this.publisher = requireNonNull(publisher, "publisher must not be null");
-      return this;
-    }
-
-    /** Settings (default {@link RelayConfig#ofDefaults()}); ordering must be {@code STRICT}. */
-    public Builder config(RelayConfig config) {
-      this.config = requireNonNull(config, "config must not be null");
-      return this;
-    }
-
-    /** Hears batches, publishes, failures, stats and the slot's lag. */
-    public Builder listener(RelayListener listener) {
-      this.listener = requireNonNull(listener, "listener must not be null");
-      return this;
-    }
-
-    /** The host's executor (three threads or virtual threads); without one the relay makes one. */
-    public Builder executor(ScheduledExecutorService executor) {
-      this.executor = requireNonNull(executor, "executor must not be null");
-      return this;
-    }
 
     /**
      * The replication slot (default {@code pgoutbox_<schema>}): lowercase letters, digits and
@@ -511,12 +464,7 @@ public final class WalRelay implements AutoCloseable {
      *     long
      */
     public WalRelay build() {
-      if (dataSource == null) {
-        throw new IllegalStateException("dataSource is required: call dataSource(...)");
-      }
-      if (publisher == null) {
-        throw new IllegalStateException("publisher is required: call publisher(...)");
-      }
+      requireDataSourceAndPublisher();
       if (config.ordering() != Ordering.STRICT) {
         throw new IllegalStateException(
             "WalRelay needs ordering STRICT, was " + config.ordering() + ": use OutboxRelay");

@@ -172,16 +172,10 @@ public final class BatchRunner {
       return outcome;
     }
 
-    PublishTracing.BatchTrace trace = startTrace(batch);
-    PublishTracing.@Nullable Outcome @Nullable [] fates =
-        trace == null ? null : new PublishTracing.Outcome[batch.size()];
+    TracedBatch traced = TracedBatch.start(tracing, batch, publisher, log);
     try {
       PublishCall.Answers answers =
-          PublishCall.publish(
-              publisher,
-              trace == null ? List.copyOf(batch) : trace.messages(),
-              config.publishTimeout(),
-              log);
+          PublishCall.publish(publisher, traced.messages(), config.publishTimeout(), log);
       if (Thread.currentThread().isInterrupted()) {
         // stop() gave up on this batch: roll it back rather than record attempts.
         throw new InterruptedException("interrupted while publishing");
@@ -202,87 +196,23 @@ public final class BatchRunner {
             outcome.orderViolations.add(message);
           }
           outcome.published(message);
-          if (fates != null) {
-            fates[i] =
-                new PublishTracing.Outcome(
-                    PublishTracing.Fate.PUBLISHED, null, false, message.attempt(), Duration.ZERO);
-          }
+          traced.published(i);
         } else if (aggregateStopped) {
           outcome.heldBack++;
-          if (fates != null) {
-            fates[i] =
-                new PublishTracing.Outcome(
-                    PublishTracing.Fate.HELD_BACK,
-                    "held back: an earlier event of its aggregate failed in this batch",
-                    false,
-                    message.attempt(),
-                    Duration.ZERO);
-          }
+          traced.heldBack(i);
         } else {
           EventFailure failure =
               decideFailure(outcome, row, message, result, answers.unansweredReason());
-          if (fates != null) {
-            fates[i] =
-                new PublishTracing.Outcome(
-                    failure.dead() ? PublishTracing.Fate.DEAD_LETTERED : PublishTracing.Fate.RETRY,
-                    failure.reason(),
-                    result instanceof PublishResult.Permanent,
-                    failure.attempts(),
-                    failure.retryIn());
-          }
+          traced.failed(i, failure, result instanceof PublishResult.Permanent);
           if (strict) {
             stopped.add(row.aggregate());
           }
         }
       }
     } finally {
-      if (trace != null) {
-        endTrace(trace, fates, batch);
-      }
+      traced.end();
     }
     return outcome;
-  }
-
-  /** The batch's spans, or null when tracing is off or fails (the batch then goes untraced). */
-  private PublishTracing.@Nullable BatchTrace startTrace(List<OutboxMessage> batch) {
-    if (tracing == PublishTracing.NONE) {
-      return null; // The hot path without tracing: nothing allocated.
-    }
-    try {
-      PublishTracing.BatchTrace trace = tracing.start(List.copyOf(batch), publisher);
-      if (trace == null || trace.messages() == null || trace.messages().size() != batch.size()) {
-        log.warn("Tracing {} gave no usable trace for a batch; publishing it untraced", tracing);
-        return null;
-      }
-      return trace;
-    } catch (RuntimeException e) {
-      log.warn("Tracing {} threw {}; publishing the batch untraced", tracing, e.toString());
-      return null;
-    }
-  }
-
-  /** Ends every span of the batch; events without a recorded fate were rolled back. */
-  private void endTrace(
-      PublishTracing.BatchTrace trace,
-      PublishTracing.@Nullable Outcome @Nullable [] fates,
-      List<OutboxMessage> batch) {
-    try {
-      for (int i = 0; i < batch.size(); i++) {
-        PublishTracing.Outcome fate = fates == null ? null : fates[i];
-        trace.end(
-            i,
-            fate != null
-                ? fate
-                : new PublishTracing.Outcome(
-                    PublishTracing.Fate.ROLLED_BACK,
-                    "the batch was rolled back before this event's fate was recorded",
-                    false,
-                    batch.get(i).attempt(),
-                    Duration.ZERO));
-      }
-    } catch (RuntimeException e) {
-      log.warn("Tracing {} threw {} while ending spans", tracing, e.toString());
-    }
   }
 
   /** Whether the publisher answered published; {@code null} is an unanswered event. */

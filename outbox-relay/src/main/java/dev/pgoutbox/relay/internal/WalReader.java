@@ -4,6 +4,7 @@ import dev.pgoutbox.relay.Completion;
 import dev.pgoutbox.relay.ListenConnectionFactory;
 import dev.pgoutbox.relay.OutboxMessage;
 import dev.pgoutbox.relay.PublishResult;
+import dev.pgoutbox.relay.PublishTracing;
 import dev.pgoutbox.relay.Publisher;
 import dev.pgoutbox.relay.RelayConfig;
 import dev.pgoutbox.relay.RelayListener;
@@ -73,6 +74,7 @@ public final class WalReader implements Runnable {
   private final ListenConnectionFactory replicationConnections;
   private final WalSlot slot;
   private final Publisher publisher;
+  private final PublishTracing tracing;
   private final RelayConfig config;
   private final RelayListener listener;
   private final RelayLog log;
@@ -111,6 +113,7 @@ public final class WalReader implements Runnable {
       ListenConnectionFactory replicationConnections,
       WalSlot slot,
       Publisher publisher,
+      PublishTracing tracing,
       RelayConfig config,
       RelayListener listener,
       RelayLog log,
@@ -123,6 +126,7 @@ public final class WalReader implements Runnable {
     this.replicationConnections = replicationConnections;
     this.slot = slot;
     this.publisher = publisher;
+    this.tracing = tracing;
     this.config = config;
     this.listener = listener;
     this.log = log;
@@ -432,49 +436,66 @@ public final class WalReader implements Runnable {
     int publishedCount = 0;
     List<OutboxMessage> publishedMessages = new ArrayList<>(messages.size());
     if (!messages.isEmpty()) {
-      PublishCall.Answers answers =
-          PublishCall.publish(publisher, List.copyOf(messages), config.publishTimeout(), log);
-      if (Thread.currentThread().isInterrupted()) {
-        throw new InterruptedException("interrupted while publishing");
-      }
-      for (int i = 0; i < messages.size(); i++) {
-        OutboxMessage message = messages.get(i);
-        ClaimedRow row = messageRows.get(i);
-        PublishResult result = answers.results().get(i);
-        boolean isStopped = stopped.contains(row.aggregate());
-        if (result instanceof PublishResult.Published) {
-          if (isStopped) {
-            log.errorEvent(
-                message,
-                "Order violation by publisher {}: it reported this event published after an"
-                    + " earlier event of its aggregate failed or went unanswered in the same batch",
-                publisher.getClass().getName());
-            listener.onOrderViolation(message);
-          }
-          published[publishedCount++] = row.position();
-          publishedMessages.add(message);
-        } else if (isStopped) {
-          park.add(row.position());
-        } else {
-          switch (result) {
-            case null ->
-                fail(
-                    row,
-                    message,
-                    answers.unansweredReason(),
-                    false,
-                    null,
-                    failures,
-                    failureReports);
-            case PublishResult.Permanent p ->
-                fail(row, message, p.reason(), true, null, failures, failureReports);
-            case PublishResult.Retryable r ->
-                fail(row, message, r.reason(), false, r.retryAfter(), failures, failureReports);
-            case PublishResult.Published p -> throw new IllegalStateException("published");
-          }
-          park.add(row.position());
-          stopped.add(row.aggregate());
+      TracedBatch traced = TracedBatch.start(tracing, messages, publisher, log);
+      try {
+        PublishCall.Answers answers =
+            PublishCall.publish(publisher, traced.messages(), config.publishTimeout(), log);
+        if (Thread.currentThread().isInterrupted()) {
+          throw new InterruptedException("interrupted while publishing");
         }
+        for (int i = 0; i < messages.size(); i++) {
+          OutboxMessage message = messages.get(i);
+          ClaimedRow row = messageRows.get(i);
+          PublishResult result = answers.results().get(i);
+          boolean isStopped = stopped.contains(row.aggregate());
+          if (result instanceof PublishResult.Published) {
+            if (isStopped) {
+              log.errorEvent(
+                  message,
+                  "Order violation by publisher {}: it reported this event published after an"
+                      + " earlier event of its aggregate failed or went unanswered in the same"
+                      + " batch",
+                  publisher.getClass().getName());
+              listener.onOrderViolation(message);
+            }
+            published[publishedCount++] = row.position();
+            publishedMessages.add(message);
+            traced.published(i);
+          } else if (isStopped) {
+            park.add(row.position());
+            traced.heldBack(i);
+          } else {
+            EventFailure failure =
+                switch (result) {
+                  case null ->
+                      fail(
+                          row,
+                          message,
+                          answers.unansweredReason(),
+                          false,
+                          null,
+                          failures,
+                          failureReports);
+                  case PublishResult.Permanent p ->
+                      fail(row, message, p.reason(), true, null, failures, failureReports);
+                  case PublishResult.Retryable r ->
+                      fail(
+                          row,
+                          message,
+                          r.reason(),
+                          false,
+                          r.retryAfter(),
+                          failures,
+                          failureReports);
+                  case PublishResult.Published p -> throw new IllegalStateException("published");
+                };
+            traced.failed(i, failure, result instanceof PublishResult.Permanent);
+            park.add(row.position());
+            stopped.add(row.aggregate());
+          }
+        }
+      } finally {
+        traced.end();
       }
     }
     if (!park.isEmpty()) {
@@ -526,7 +547,7 @@ public final class WalReader implements Runnable {
     return still;
   }
 
-  private void fail(
+  private EventFailure fail(
       ClaimedRow row,
       OutboxMessage message,
       String reason,
@@ -539,7 +560,9 @@ public final class WalReader implements Runnable {
     Duration retryIn = dead ? Duration.ZERO : BatchRunner.retryDelay(config, attempts, hint);
     String stored = BatchRunner.truncate(reason, config.lastErrorMaxLength());
     failures.add(new Marker.Failure(row.id(), attempts, stored, dead, retryIn));
-    reports.add(new EventFailure(message, stored, attempts, dead, retryIn));
+    EventFailure failure = new EventFailure(message, stored, attempts, dead, retryIn);
+    reports.add(failure);
+    return failure;
   }
 
   /** Records the failures as the table relay does and flags them and the held rows parked. */

@@ -1,0 +1,117 @@
+package dev.pgoutbox.relay.internal;
+
+import dev.pgoutbox.relay.OutboxMessage;
+import dev.pgoutbox.relay.PublishTracing;
+import dev.pgoutbox.relay.PublishTracing.Fate;
+import dev.pgoutbox.relay.PublishTracing.Outcome;
+import dev.pgoutbox.relay.Publisher;
+import dev.pgoutbox.relay.RelayListener.EventFailure;
+import java.time.Duration;
+import java.util.List;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * One batch's publish spans, for both relays: started before the publish call, each event's fate
+ * recorded as the relay decides it, all ended once. An event whose fate was never recorded (the
+ * batch was given up: the relay stopping, a database error) ends as rolled back. A tracing that
+ * throws or answers nonsense leaves the batch untraced, never unpublished.
+ */
+final class TracedBatch {
+
+  static final String HELD_BACK =
+      "held back: an earlier event of its aggregate failed in this batch";
+
+  private final PublishTracing tracing;
+  private final List<OutboxMessage> batch;
+  private final PublishTracing.@Nullable BatchTrace trace;
+  private final @Nullable Outcome @Nullable [] fates;
+  private final RelayLog log;
+
+  private TracedBatch(
+      PublishTracing tracing,
+      List<OutboxMessage> batch,
+      PublishTracing.@Nullable BatchTrace trace,
+      RelayLog log) {
+    this.tracing = tracing;
+    this.batch = batch;
+    this.trace = trace;
+    this.fates = trace == null ? null : new Outcome[batch.size()];
+    this.log = log;
+  }
+
+  /** Starts the spans of {@code batch} (none when tracing is off: nothing allocated per event). */
+  static TracedBatch start(
+      PublishTracing tracing, List<OutboxMessage> batch, Publisher publisher, RelayLog log) {
+    List<OutboxMessage> copy = List.copyOf(batch);
+    if (tracing == PublishTracing.NONE) {
+      return new TracedBatch(tracing, copy, null, log);
+    }
+    PublishTracing.BatchTrace trace = null;
+    try {
+      trace = tracing.start(copy, publisher);
+      if (trace == null || trace.messages() == null || trace.messages().size() != copy.size()) {
+        log.warn("Tracing {} gave no usable trace for a batch; publishing it untraced", tracing);
+        trace = null;
+      }
+    } catch (RuntimeException e) {
+      log.warn("Tracing {} threw {}; publishing the batch untraced", tracing, e.toString());
+      trace = null;
+    }
+    return new TracedBatch(tracing, copy, trace, log);
+  }
+
+  /** What to hand the publisher: the messages carrying the spans' context, or the batch as is. */
+  List<OutboxMessage> messages() {
+    return trace == null ? batch : trace.messages();
+  }
+
+  void published(int index) {
+    if (fates != null) {
+      fates[index] =
+          new Outcome(Fate.PUBLISHED, null, false, batch.get(index).attempt(), Duration.ZERO);
+    }
+  }
+
+  void heldBack(int index) {
+    if (fates != null) {
+      fates[index] =
+          new Outcome(Fate.HELD_BACK, HELD_BACK, false, batch.get(index).attempt(), Duration.ZERO);
+    }
+  }
+
+  void failed(int index, EventFailure failure, boolean permanent) {
+    if (fates != null) {
+      fates[index] =
+          new Outcome(
+              failure.dead() ? Fate.DEAD_LETTERED : Fate.RETRY,
+              failure.reason(),
+              permanent,
+              failure.attempts(),
+              failure.retryIn());
+    }
+  }
+
+  /** Ends every span; an event without a recorded fate was rolled back. */
+  void end() {
+    if (trace == null || fates == null) {
+      return;
+    }
+    try {
+      for (int i = 0; i < batch.size(); i++) {
+        Outcome fate = fates[i];
+        trace.end(
+            i,
+            fate != null
+                ? fate
+                : new Outcome(
+                    Fate.ROLLED_BACK,
+                    "the batch was rolled back before this event's fate was recorded",
+                    false,
+                    batch.get(i).attempt(),
+                    Duration.ZERO));
+      }
+    } catch (RuntimeException e) {
+      log.warn("Tracing {} threw {} while ending spans", tracing, e.toString());
+    }
+  }
+}

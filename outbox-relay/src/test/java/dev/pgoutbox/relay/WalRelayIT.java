@@ -15,7 +15,6 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
-import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -57,7 +56,7 @@ class WalRelayIT {
     relays.forEach(r -> r.stop(Duration.ofSeconds(2)));
     executors.forEach(ScheduledExecutorService::shutdownNow);
     for (String slot : slots) {
-      Eventually.await("slot " + slot + " dropped", () -> dropSlot(slot));
+      Eventually.await("slot " + slot + " dropped", () -> db.dropReplicationSlot(slot));
     }
   }
 
@@ -330,7 +329,7 @@ class WalRelayIT {
         "the slot dropped",
         () -> {
           terminateReader("dropped");
-          return dropSlot("dropped");
+          return db.dropReplicationSlot("dropped");
         });
     Map<String, Integer> written = write(5, 3, 2);
 
@@ -512,23 +511,6 @@ class WalRelayIT {
       ps.execute();
     } catch (SQLException e) {
       throw new IllegalStateException("could not terminate the reader of " + slot, e);
-    }
-  }
-
-  private static boolean dropSlot(String slot) {
-    try (Connection c = db.connect();
-        Statement s = c.createStatement();
-        ResultSet rs =
-            s.executeQuery(
-                "select count(*) from pg_replication_slots where slot_name = '" + slot + "'")) {
-      rs.next();
-      if (rs.getLong(1) == 0) {
-        return true;
-      }
-      s.execute("select pg_drop_replication_slot('" + slot + "')");
-      return true;
-    } catch (SQLException e) {
-      return false; // still active: the reader's WAL sender has not ended yet
     }
   }
 

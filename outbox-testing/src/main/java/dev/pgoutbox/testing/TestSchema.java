@@ -4,6 +4,7 @@ import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import dev.pgoutbox.db.OutboxSchema;
 import java.sql.Connection;
+import java.sql.PreparedStatement;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.Locale;
@@ -234,6 +235,24 @@ public final class TestSchema implements BeforeAllCallback, AfterAllCallback {
       statement.execute(sql);
     } catch (SQLException e) {
       throw new IllegalStateException(sql + ": " + e.getMessage(), e);
+    }
+  }
+
+  /**
+   * Drops the replication slot {@code slot} when it exists; false while a WAL sender still streams
+   * it (a stopped reader's sender ends shortly after), so tests call it until it answers true.
+   */
+  public boolean dropReplicationSlot(String slot) {
+    try (Connection connection = dataSource.getConnection();
+        PreparedStatement drop =
+            connection.prepareStatement(
+                "SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots"
+                    + " WHERE slot_name = ?")) {
+      drop.setString(1, slot);
+      drop.execute();
+      return true;
+    } catch (SQLException e) {
+      return false;
     }
   }
 }

@@ -28,10 +28,6 @@ import io.opentelemetry.sdk.testing.exporter.InMemorySpanExporter;
 import io.opentelemetry.sdk.trace.SdkTracerProvider;
 import io.opentelemetry.sdk.trace.data.SpanData;
 import io.opentelemetry.sdk.trace.export.SimpleSpanProcessor;
-import java.sql.Connection;
-import java.sql.ResultSet;
-import java.sql.SQLException;
-import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -93,7 +89,7 @@ class WalTracingIT {
   void stopAndDropSlots() {
     relays.forEach(r -> r.stop(Duration.ofSeconds(2)));
     for (String slot : slots) {
-      Eventually.await("slot " + slot + " dropped", () -> dropSlot(slot));
+      Eventually.await("slot " + slot + " dropped", () -> db.dropReplicationSlot(slot));
     }
   }
 
@@ -244,22 +240,5 @@ class WalTracingIT {
 
   private static long pending() {
     return db.queryLong("select count(*) from outbox_events where processed_at is null");
-  }
-
-  private static boolean dropSlot(String slot) {
-    try (Connection c = db.connect();
-        Statement s = c.createStatement();
-        ResultSet rs =
-            s.executeQuery(
-                "select count(*) from pg_replication_slots where slot_name = '" + slot + "'")) {
-      rs.next();
-      if (rs.getLong(1) == 0) {
-        return true;
-      }
-      s.execute("select pg_drop_replication_slot('" + slot + "')");
-      return true;
-    } catch (SQLException e) {
-      return false; // still active: the reader's WAL sender has not ended yet
-    }
   }
 }

@@ -171,6 +171,64 @@ class WalRelayIT {
   }
 
   /**
+   * Rows written by hand (a restore, a data fix, a copy from another database) keep the table
+   * relay's rules in WAL mode: a processed row is never sent, a dead one is a dead letter that
+   * holds its aggregate, one not yet due waits with its aggregate behind it, one flagged parked is
+   * the drainer's alone. The reader used to publish every insert it streamed.
+   */
+  @Test
+  void handWrittenRowsKeepTheTableRelaysRules() throws Exception {
+    RecordingPublisher publisher = new RecordingPublisher();
+    WalRelay relay = relay("odd_rows", publisher, config().build());
+    relay.start();
+    Eventually.await("the reader attached", relay::isReading);
+
+    db.execute(
+        "insert into outbox_events (id, aggregate_type, aggregate_id, event_type, payload,"
+            + " attempts, last_error, processed_at, dead_at, retry_after, parked) values"
+            + " (gen_random_uuid(), 'order', 'done', 'order.step', '{\"seq\": 1}', 0, null,"
+            + "  now(), null, null, false),"
+            + " (gen_random_uuid(), 'order', 'dead', 'order.step', '{\"seq\": 1}', 10,"
+            + "  'refused for good', null, now(), null, false),"
+            + " (gen_random_uuid(), 'order', 'dead', 'order.step', '{\"seq\": 2}', 0, null,"
+            + "  null, null, null, false),"
+            + " (gen_random_uuid(), 'order', 'later', 'order.step', '{\"seq\": 1}', 1, 'busy',"
+            + "  null, null, now() + interval '1 hour', false),"
+            + " (gen_random_uuid(), 'order', 'later', 'order.step', '{\"seq\": 2}', 0, null,"
+            + "  null, null, null, false),"
+            + " (gen_random_uuid(), 'order', 'parked', 'order.step', '{\"seq\": 1}', 0, null,"
+            + "  null, null, null, true),"
+            + " (gen_random_uuid(), 'order', 'plain', 'order.step', '{\"seq\": 1}', 0, null,"
+            + "  null, null, null, false)");
+    // Written after them: once it is out, the reader has streamed every row above.
+    Outbox outbox = Outbox.builder().schema(db.schema()).build();
+    db.dsl().transaction(tx -> outbox.append(tx.dsl(), event("after", 1)));
+
+    Eventually.await(
+        "the later event published", () -> relay.isReading() && count(publisher, "after") == 1);
+    // The drainer's claim that publishes the parked row also weighs the dead and the later heads.
+    Eventually.await(
+        "the parked row published and completed",
+        () ->
+            db.queryLong(
+                    "select count(*) from outbox_events where aggregate_id = 'parked'"
+                        + " and processed_at is not null")
+                == 1);
+
+    assertThat(publisher.delivered())
+        .extracting(OutboxMessage::aggregateId)
+        .containsExactlyInAnyOrder("plain", "parked", "after");
+    assertThat(
+            db.queryLong(
+                "select count(*) from outbox_events where aggregate_id in ('dead', 'later')"
+                    + " and processed_at is null and parked"))
+        .as("the dead and the not-yet-due aggregates are the drainer's, held")
+        .isEqualTo(4);
+    assertThat(db.queryLong("select count(*) from outbox_dead_letters where aggregate_id = 'dead'"))
+        .isOne();
+  }
+
+  /**
    * A write transaction cut off by a network partition stays open on the server with its row locks
    * until TCP gives up. In the chaos run a reader replayed the same failures into such locks, timed
    * out and attached again, for minutes. Every transaction the WAL relay writes in must let

@@ -413,6 +413,13 @@ public final class WalReader implements Runnable {
         park.add(row.position());
         continue;
       }
+      if (!row.due()) {
+        // Born dead, parked or waiting for a retry (written by hand): the drainer's, and its
+        // aggregate waits behind it as in the table.
+        park.add(row.position());
+        stopped.add(row.aggregate());
+        continue;
+      }
       switch (MessageMapper.toMessage(row)) {
         case MessageMapper.Usable(OutboxMessage message) -> {
           messages.add(message);

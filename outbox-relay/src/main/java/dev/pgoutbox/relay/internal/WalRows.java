@@ -45,7 +45,10 @@ final class WalRows {
   }
 
   /**
-   * The row an insert made, or null when it is not an insert into the outbox table.
+   * The row an insert made, or null when it is not an insert into the outbox table or is already
+   * processed. {@link ClaimedRow#due()} is false for a row born dead, parked or with a retry time
+   * (written by hand: a restore, a data fix; {@code Outbox} writes none of them): such a row is the
+   * drainer's, which applies the table relay's rules to it, and its aggregate waits behind it.
    *
    * @throws IllegalStateException if the row lacks its id or position (the table is not the
    *     outbox's)
@@ -62,8 +65,15 @@ final class WalRows {
       throw new IllegalStateException(
           "an insert into " + schema + ".outbox_events came without its id or position");
     }
+    if (layout.value(v, layout.processedAt) != null) {
+      return null;
+    }
     String attempts = layout.value(v, layout.attempts);
     String createdAt = layout.value(v, layout.createdAt);
+    boolean fastPath =
+        layout.value(v, layout.deadAt) == null
+            && layout.value(v, layout.retryAfter) == null
+            && !"t".equals(layout.value(v, layout.parked));
     return new ClaimedRow(
         UUID.fromString(id),
         Long.parseLong(position),
@@ -74,7 +84,7 @@ final class WalRows {
         layout.value(v, layout.headers),
         attempts == null ? 0 : Integer.parseInt(attempts),
         createdAt == null ? OffsetDateTime.now() : timestamptz(createdAt),
-        true);
+        fastPath);
   }
 
   /** Parses PostgreSQL's ISO text of a {@code timestamptz}. */
@@ -101,6 +111,10 @@ final class WalRows {
     final int headers;
     final int attempts;
     final int createdAt;
+    final int processedAt;
+    final int deadAt;
+    final int retryAfter;
+    final int parked;
 
     Layout(List<String> columns) {
       id = columns.indexOf("id");
@@ -112,6 +126,10 @@ final class WalRows {
       headers = columns.indexOf("headers");
       attempts = columns.indexOf("attempts");
       createdAt = columns.indexOf("created_at");
+      processedAt = columns.indexOf("processed_at");
+      deadAt = columns.indexOf("dead_at");
+      retryAfter = columns.indexOf("retry_after");
+      parked = columns.indexOf("parked");
     }
 
     @Nullable String value(@Nullable String[] values, int index) {

@@ -49,8 +49,11 @@ final class TracedBatch {
     PublishTracing.BatchTrace trace = null;
     try {
       trace = tracing.start(copy, publisher);
-      if (trace == null || trace.messages() == null || trace.messages().size() != copy.size()) {
-        log.warn("Tracing {} gave no usable trace for a batch; publishing it untraced", tracing);
+      if (trace == null || !sameEvents(copy, trace.messages())) {
+        log.warn(
+            "Tracing {} gave no usable trace for a batch (none, or other events or another order);"
+                + " publishing it untraced",
+            tracing);
         trace = null;
       }
     } catch (RuntimeException e) {
@@ -58,6 +61,24 @@ final class TracedBatch {
       trace = null;
     }
     return new TracedBatch(tracing, copy, trace, log);
+  }
+
+  /**
+   * Whether a trace hands over the batch's own events, in batch order: fates are recorded by index,
+   * and the publisher must never get events the relay did not claim, or in another order.
+   */
+  private static boolean sameEvents(
+      List<OutboxMessage> batch, @Nullable List<OutboxMessage> traced) {
+    if (traced == null || traced.size() != batch.size()) {
+      return false;
+    }
+    for (int i = 0; i < batch.size(); i++) {
+      OutboxMessage message = traced.get(i);
+      if (message == null || !message.id().equals(batch.get(i).id())) {
+        return false;
+      }
+    }
+    return true;
   }
 
   /** What to hand the publisher: the messages carrying the spans' context, or the batch as is. */

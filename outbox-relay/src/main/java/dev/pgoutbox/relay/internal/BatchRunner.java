@@ -100,6 +100,14 @@ public final class BatchRunner {
   }
 
   /**
+   * Whether the last {@link #runOnce} may have left events pending although its batch was not full
+   * (see {@link Claimer#headLimitReached}).
+   */
+  public boolean claimMayHaveLeftEvents() {
+    return claimer.headLimitReached();
+  }
+
+  /**
    * Runs one batch.
    *
    * @return the number of events claimed (a full batch means more are probably waiting)

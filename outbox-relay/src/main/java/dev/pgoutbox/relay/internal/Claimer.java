@@ -145,6 +145,12 @@ final class Claimer {
   private boolean fullScan;
   private int lastHeadsFound = Integer.MAX_VALUE;
 
+  /**
+   * Whether the last claim handed out events of as many aggregates as its head search asked for:
+   * more may be pending behind it, though the batch is short.
+   */
+  private boolean headLimitReached;
+
   /** Whether the last strict claim spent more than {@link #EXPENSIVE_HEAD_NANOS} per head. */
   private boolean headsExpensive;
 
@@ -247,7 +253,18 @@ final class Claimer {
     return rows;
   }
 
+  /**
+   * Whether the last claim may have left events pending although its batch was not full: its head
+   * search stopped at the number of heads it asked for, which follows the last claims (one, after a
+   * quiet spell), not what is pending. The relay then claims again at once rather than wait for the
+   * next notification or poll; the next claim asks for twice as many heads.
+   */
+  boolean headLimitReached() {
+    return headLimitReached;
+  }
+
   private List<ClaimedRow> claimUnordered(DSLContext tx) {
+    headLimitReached = false;
     long from = scanFrom();
     List<ClaimedRow> rows = new ArrayList<>(batchSize);
     read(
@@ -428,6 +445,7 @@ final class Claimer {
    */
   private void adaptHeadsToClaim(int headsFound, int limit, List<ClaimedRow> rows) {
     long headsUsed = rows.stream().map(ClaimedRow::aggregate).distinct().count();
+    headLimitReached = headsUsed >= limit;
     if (headsFound > 0 && headsFound < limit) {
       headsAvailable = headsFound;
     }

@@ -105,6 +105,7 @@ public final class RelayLoop implements Runnable {
         boolean claimAgainSoon = waiter != null && waiter.writersCommitting();
         long sliceEnd = System.nanoTime() + DRAIN_SLICE_NANOS;
         int claimed;
+        boolean moreWaiting;
         do {
           if (waiter != null) {
             runner.committedFrom(waiter.takeLowestAnnounced());
@@ -116,9 +117,12 @@ public final class RelayLoop implements Runnable {
             // that committed silently beside these announcers need one more look.
             claimAgainSoon = true;
           }
-        } while (running && claimed >= batchSize && System.nanoTime() - sliceEnd < 0);
+          // A short batch whose claim asked for too few aggregates leaves the rest pending: no
+          // notification will come for them.
+          moreWaiting = claimed >= batchSize || (claimed > 0 && runner.claimMayHaveLeftEvents());
+        } while (running && moreWaiting && System.nanoTime() - sliceEnd < 0);
         errorBackoff = INITIAL_ERROR_BACKOFF;
-        if (claimed >= batchSize) {
+        if (moreWaiting) {
           // More is waiting: go on at once, but let the executor's other tasks run first.
           wokenUp = true;
           scheduleNext(0);

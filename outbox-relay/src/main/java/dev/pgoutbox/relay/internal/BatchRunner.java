@@ -101,10 +101,10 @@ public final class BatchRunner {
 
   /**
    * Whether the last {@link #runOnce} may have left events pending although its batch was not full
-   * (see {@link Claimer#headLimitReached}).
+   * (see {@link Claimer#mayHaveLeftEvents}).
    */
   public boolean claimMayHaveLeftEvents() {
-    return claimer.headLimitReached();
+    return claimer.mayHaveLeftEvents();
   }
 
   /**

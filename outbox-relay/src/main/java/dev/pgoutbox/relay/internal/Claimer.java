@@ -145,11 +145,8 @@ final class Claimer {
   private boolean fullScan;
   private int lastHeadsFound = Integer.MAX_VALUE;
 
-  /**
-   * Whether the last claim handed out events of as many aggregates as its head search asked for:
-   * more may be pending behind it, though the batch is short.
-   */
-  private boolean headLimitReached;
+  /** See {@link #mayHaveLeftEvents()}. */
+  private boolean mayHaveLeftEvents;
 
   /** Whether the last strict claim spent more than {@link #EXPENSIVE_HEAD_NANOS} per head. */
   private boolean headsExpensive;
@@ -254,17 +251,19 @@ final class Claimer {
   }
 
   /**
-   * Whether the last claim may have left events pending although its batch was not full: its head
-   * search stopped at the number of heads it asked for, which follows the last claims (one, after a
-   * quiet spell), not what is pending. The relay then claims again at once rather than wait for the
-   * next notification or poll; the next claim asks for twice as many heads.
+   * Whether the last claim may have left events pending although its batch was not full. A strict
+   * claim's bounds follow the last claims, not what is pending: the heads it asks for (one after a
+   * quiet spell), the events it reads behind each head (fewer when the last claims found many
+   * heads), none behind the heads when it asks for a batch's worth of them. When it used every head
+   * it asked for, read a run to its bound, or read heads only, the relay claims again at once
+   * rather than wait for a notification that will not come for those events.
    */
-  boolean headLimitReached() {
-    return headLimitReached;
+  boolean mayHaveLeftEvents() {
+    return mayHaveLeftEvents;
   }
 
   private List<ClaimedRow> claimUnordered(DSLContext tx) {
-    headLimitReached = false;
+    mayHaveLeftEvents = false;
     long from = scanFrom();
     List<ClaimedRow> rows = new ArrayList<>(batchSize);
     read(
@@ -376,6 +375,7 @@ final class Claimer {
     List<ClaimedRow> fetched = new ArrayList<>(batchSize);
     long[] firstHead = {Long.MAX_VALUE};
     int[] headsCounted = {0};
+    int[] longestRun = {0};
     long started = System.nanoTime();
     read(
         tx,
@@ -391,7 +391,9 @@ final class Claimer {
         },
         (row, rs) -> {
           fetched.add(row);
-          if (rs.getInt(ClaimStatements.RN) == 1) {
+          int placeInRun = rs.getInt(ClaimStatements.RN);
+          longestRun[0] = Math.max(longestRun[0], placeInRun);
+          if (placeInRun == 1) {
             headsCounted[0]++;
             firstHead[0] = Math.min(firstHead[0], row.position());
           }
@@ -405,6 +407,9 @@ final class Claimer {
         Comparator.comparing(ClaimedRow::aggregate, AGGREGATE_ORDER)
             .thenComparingLong(ClaimedRow::position));
     List<ClaimedRow> rows = cutAtFirstRowNotDue(fetched);
+    long headsUsed = rows.stream().map(ClaimedRow::aggregate).distinct().count();
+    mayHaveLeftEvents =
+        !rows.isEmpty() && (headsOnly || headsUsed >= headsLimit || longestRun[0] >= perAggregate);
     adaptHeadsToClaim(headsFound, limit, rows);
     return rows;
   }
@@ -445,7 +450,6 @@ final class Claimer {
    */
   private void adaptHeadsToClaim(int headsFound, int limit, List<ClaimedRow> rows) {
     long headsUsed = rows.stream().map(ClaimedRow::aggregate).distinct().count();
-    headLimitReached = headsUsed >= limit;
     if (headsFound > 0 && headsFound < limit) {
       headsAvailable = headsFound;
     }

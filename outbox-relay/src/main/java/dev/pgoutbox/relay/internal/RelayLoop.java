@@ -117,8 +117,8 @@ public final class RelayLoop implements Runnable {
             // that committed silently beside these announcers need one more look.
             claimAgainSoon = true;
           }
-          // A short batch whose claim asked for too few aggregates leaves the rest pending: no
-          // notification will come for them.
+          // A short batch cut by the claim's own bounds (heads asked for, events read behind each)
+          // leaves the rest pending, and no notification will come for them.
           moreWaiting = claimed >= batchSize || (claimed > 0 && runner.claimMayHaveLeftEvents());
         } while (running && moreWaiting && System.nanoTime() - sliceEnd < 0);
         errorBackoff = INITIAL_ERROR_BACKOFF;

@@ -46,21 +46,15 @@ import io.nats.client.PushSubscribeOptions;
 import io.nats.client.api.StreamConfiguration;
 import io.opentelemetry.api.common.AttributeKey;
 import io.opentelemetry.api.trace.StatusCode;
-import io.opentelemetry.api.trace.propagation.W3CTraceContextPropagator;
 import io.opentelemetry.context.Context;
-import io.opentelemetry.context.propagation.ContextPropagators;
 import io.opentelemetry.sdk.OpenTelemetrySdk;
-import io.opentelemetry.sdk.testing.exporter.InMemorySpanExporter;
-import io.opentelemetry.sdk.trace.SdkTracerProvider;
 import io.opentelemetry.sdk.trace.data.EventData;
 import io.opentelemetry.sdk.trace.data.SpanData;
-import io.opentelemetry.sdk.trace.export.SimpleSpanProcessor;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.atomic.AtomicInteger;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -79,8 +73,7 @@ class ObservationTracingIT {
 
   @RegisterExtension static final TestSchema db = TestSchema.migrated();
 
-  static final InMemorySpanExporter exported = InMemorySpanExporter.create();
-  static final ExportedSpans spans = new ExportedSpans(exported);
+  @RegisterExtension static final ExportedSpans spans = new ExportedSpans();
   static OpenTelemetrySdk otel;
   static Tracer tracer;
   static ObservationRegistry registry;
@@ -90,14 +83,7 @@ class ObservationTracingIT {
 
   @BeforeAll
   static void micrometerTracingOnTheOpenTelemetrySdk() {
-    otel =
-        OpenTelemetrySdk.builder()
-            .setTracerProvider(
-                SdkTracerProvider.builder()
-                    .addSpanProcessor(SimpleSpanProcessor.create(exported))
-                    .build())
-            .setPropagators(ContextPropagators.create(W3CTraceContextPropagator.getInstance()))
-            .build();
+    otel = spans.openTelemetry();
     io.opentelemetry.api.trace.Tracer otelTracer = otel.getTracer("observation-tracing-it");
     tracer = new OtelTracer(otelTracer, new OtelCurrentTraceContext(), event -> {});
     OtelPropagator propagator = new OtelPropagator(otel.getPropagators(), otelTracer);
@@ -112,14 +98,8 @@ class ObservationTracingIT {
                     new DefaultTracingObservationHandler(tracer))));
   }
 
-  @AfterAll
-  static void tearDown() {
-    otel.close();
-  }
-
   @BeforeEach
   void reset() {
-    exported.reset();
     db.execute("truncate outbox_events");
     outbox = Outbox.builder().schema(db.schema()).build();
   }
@@ -296,7 +276,7 @@ class ObservationTracingIT {
     } finally {
       request.stop();
     }
-    return exported.getFinishedSpanItems().stream()
+    return spans.finished().stream()
         .filter(s -> s.getName().equals("POST /orders"))
         .findFirst()
         .orElseThrow();

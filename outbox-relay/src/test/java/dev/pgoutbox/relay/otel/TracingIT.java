@@ -44,10 +44,7 @@ import io.opentelemetry.api.trace.Tracer;
 import io.opentelemetry.context.Context;
 import io.opentelemetry.context.Scope;
 import io.opentelemetry.sdk.OpenTelemetrySdk;
-import io.opentelemetry.sdk.testing.exporter.InMemorySpanExporter;
-import io.opentelemetry.sdk.trace.SdkTracerProvider;
 import io.opentelemetry.sdk.trace.data.SpanData;
-import io.opentelemetry.sdk.trace.export.SimpleSpanProcessor;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -78,8 +75,7 @@ class TracingIT {
 
   @RegisterExtension static final TestSchema db = TestSchema.migrated();
 
-  static final InMemorySpanExporter exported = InMemorySpanExporter.create();
-  static final ExportedSpans spans = new ExportedSpans(exported);
+  @RegisterExtension static final ExportedSpans spans = new ExportedSpans();
   static OpenTelemetrySdk otel;
   static Tracer tracer;
   static EmbeddedKafka kafka;
@@ -89,26 +85,18 @@ class TracingIT {
 
   @BeforeAll
   static void setUp() throws Exception {
-    otel =
-        OpenTelemetrySdk.builder()
-            .setTracerProvider(
-                SdkTracerProvider.builder()
-                    .addSpanProcessor(SimpleSpanProcessor.create(exported))
-                    .build())
-            .build();
-    tracer = otel.getTracer("test");
+    otel = spans.openTelemetry();
+    tracer = spans.tracer();
     kafka = EmbeddedKafka.start();
   }
 
   @AfterAll
   static void tearDown() throws Exception {
     kafka.close();
-    otel.close();
   }
 
   @BeforeEach
   void reset() {
-    exported.reset();
     db.execute("truncate outbox_events");
     outbox = Outbox.builder().schema(db.schema()).build();
   }

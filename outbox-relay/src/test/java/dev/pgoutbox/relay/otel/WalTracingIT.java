@@ -24,10 +24,7 @@ import io.opentelemetry.api.trace.Tracer;
 import io.opentelemetry.context.Context;
 import io.opentelemetry.context.Scope;
 import io.opentelemetry.sdk.OpenTelemetrySdk;
-import io.opentelemetry.sdk.testing.exporter.InMemorySpanExporter;
-import io.opentelemetry.sdk.trace.SdkTracerProvider;
 import io.opentelemetry.sdk.trace.data.SpanData;
-import io.opentelemetry.sdk.trace.export.SimpleSpanProcessor;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -35,7 +32,6 @@ import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicInteger;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
@@ -54,8 +50,7 @@ class WalTracingIT {
 
   @RegisterExtension static final TestSchema db = TestSchema.migratedWithLogicalDecoding(4);
 
-  static final InMemorySpanExporter exported = InMemorySpanExporter.create();
-  static final ExportedSpans spans = new ExportedSpans(exported);
+  @RegisterExtension static final ExportedSpans spans = new ExportedSpans();
   static OpenTelemetrySdk otel;
   static Tracer tracer;
 
@@ -64,24 +59,12 @@ class WalTracingIT {
 
   @BeforeAll
   static void setUp() {
-    otel =
-        OpenTelemetrySdk.builder()
-            .setTracerProvider(
-                SdkTracerProvider.builder()
-                    .addSpanProcessor(SimpleSpanProcessor.create(exported))
-                    .build())
-            .build();
-    tracer = otel.getTracer("test");
-  }
-
-  @AfterAll
-  static void tearDown() {
-    otel.close();
+    otel = spans.openTelemetry();
+    tracer = spans.tracer();
   }
 
   @BeforeEach
   void reset() {
-    exported.reset();
     db.execute("truncate outbox_events");
   }
 

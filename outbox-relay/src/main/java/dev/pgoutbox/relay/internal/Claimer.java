@@ -410,7 +410,7 @@ final class Claimer {
     long headsUsed = rows.stream().map(ClaimedRow::aggregate).distinct().count();
     mayHaveLeftEvents =
         !rows.isEmpty() && (headsOnly || headsUsed >= headsLimit || longestRun[0] >= perAggregate);
-    adaptHeadsToClaim(headsFound, limit, rows);
+    adaptHeadsToClaim(headsFound, limit, rows, headsUsed);
     return rows;
   }
 
@@ -448,8 +448,7 @@ final class Claimer {
    * heads next time instead, down to runs of {@link #LONG_RUN}: the batch then fills from the runs
    * behind fewer heads, oldest heads still first.
    */
-  private void adaptHeadsToClaim(int headsFound, int limit, List<ClaimedRow> rows) {
-    long headsUsed = rows.stream().map(ClaimedRow::aggregate).distinct().count();
+  private void adaptHeadsToClaim(int headsFound, int limit, List<ClaimedRow> rows, long headsUsed) {
     if (headsFound > 0 && headsFound < limit) {
       headsAvailable = headsFound;
     }

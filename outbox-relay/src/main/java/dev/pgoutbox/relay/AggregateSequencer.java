@@ -427,7 +427,6 @@ public final class AggregateSequencer {
       } finally {
         lock.unlock();
       }
-      // Unmodifiable, but (unlike List.copyOf) answers contains(null) with false, as callers ask.
       super.complete(Collections.unmodifiableList(all));
     }
 

@@ -104,8 +104,6 @@ class AggregateSequencerTest {
         .hasSize(6)
         .allSatisfy(r -> assertThat(r).isEqualTo(PublishResult.published()));
     assertThat(broker.sent()).containsExactly("A1", "B1", "C1", "B2", "A2", "A3");
-    // The relay checks the list for nulls: an immutable List.of would throw on contains(null).
-    assertThat(run.get().contains(null)).isFalse();
   }
 
   @Test

@@ -83,7 +83,7 @@ final class PublishCall {
       future.cancel(true);
       throw e;
     }
-    if (results == null || results.size() != batch.size() || results.contains(null)) {
+    if (results == null || results.size() != batch.size() || containsNull(results)) {
       log.error(
           "Publisher {} answered {} results for a batch of {} events; each event counts as failed",
           publisher.getClass().getName(),
@@ -92,6 +92,19 @@ final class PublishCall {
       return failed(batch.size(), "publisher answered a malformed result list");
     }
     return new Answers(new ArrayList<>(results), "");
+  }
+
+  /**
+   * Whether a publisher's answer holds a null. Not {@code List.contains(null)}: the immutable lists
+   * of {@code List.of} and {@code List.copyOf}, the first a publisher reaches for, throw on it.
+   */
+  private static boolean containsNull(List<PublishResult> results) {
+    for (PublishResult result : results) {
+      if (result == null) {
+        return true;
+      }
+    }
+    return false;
   }
 
   private static CompletableFuture<List<PublishResult>> asFuture(

@@ -15,6 +15,7 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -27,6 +28,7 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -316,6 +318,104 @@ class WalRelayIT {
     assertThat(verdict.reordered()).isZero();
   }
 
+  /**
+   * The fail-over interleaving a reader's parking used to lose: the active reader is recording a
+   * failure (its parking transaction waits on a row lock) when its WAL sender dies; the standby
+   * attaches and loads the parked aggregates before that parking commits. The new reader then read
+   * the event again from the slot and published it while the drainer published the parked row too:
+   * twice, and the copy could land after a later event of its aggregate. Now the new reader's load
+   * waits for parkings in flight and sees them, and a parking that starts after a fail-over is
+   * refused, so each event goes out by exactly one path.
+   */
+  @Test
+  void aParkingCommittedWhileTheStandbyAttachesIsSeenByTheNewReader() throws Exception {
+    CompletableFuture<List<PublishResult>> firstAnswer = new CompletableFuture<>();
+    CompletableFuture<List<PublishResult>> secondReaderHold = new CompletableFuture<>();
+    ScriptedPublisher first = new ScriptedPublisher(firstAnswer);
+    ScriptedPublisher second = new ScriptedPublisher(secondReaderHold);
+    WalRelay active = relay("park_fence", first, config().build());
+    active.start();
+    Eventually.await("the first instance reads", active::isReading);
+    WalRelay standby = relay("park_fence", second, config().build());
+    standby.start();
+    Outbox outbox = Outbox.builder().schema(db.schema()).build();
+    db.dsl().transaction(tx -> outbox.append(tx.dsl(), event("bad", 1)));
+    Eventually.await("the first reader publishes the event", () -> first.firstAttempts.get() == 1);
+
+    try (Connection rowLock = db.connect()) {
+      rowLock.setAutoCommit(false);
+      try (Statement s = rowLock.createStatement()) {
+        s.execute("select 1 from outbox_events where aggregate_id = 'bad' for update");
+      }
+      firstAnswer.complete(List.of(PublishResult.retryable("broker says no")));
+      Eventually.await("the first reader's parking waits on the row", () -> lockWaiters() >= 1);
+      terminateReader("park_fence");
+      Eventually.await(
+          "the standby attached (or waits for the parking in flight)",
+          () -> standby.isReading() || lockWaiters() >= 2);
+      rowLock.commit();
+    }
+
+    Eventually.await(
+        "the drainer published the parked event",
+        () -> first.retries.get() + second.retries.get() >= 1);
+    secondReaderHold.complete(List.of(PublishResult.published()));
+    Eventually.await("everything completed", () -> pending() == 0);
+    assertThat(first.delivered.size() + second.delivered.size())
+        .as("published by the drainer alone, not by the new reader as well")
+        .isOne();
+    assertThat(second.firstAttempts.get())
+        .as("the new reader saw the aggregate parked and handed the event over")
+        .isZero();
+  }
+
+  /**
+   * The other side of the fence: a reader whose WAL sender died while its publisher was answering
+   * may not park the failure once another reader attached, which has read the event again as
+   * unparked and is publishing it. Before the fence both that reader and the drainer published it.
+   */
+  @Test
+  void aReaderThatLostTheSlotCannotParkAnyMore() throws Exception {
+    CompletableFuture<List<PublishResult>> firstAnswer = new CompletableFuture<>();
+    CompletableFuture<List<PublishResult>> secondReaderHold = new CompletableFuture<>();
+    ScriptedPublisher first = new ScriptedPublisher(firstAnswer);
+    ScriptedPublisher second = new ScriptedPublisher(secondReaderHold);
+    List<Throwable> firstErrors = new CopyOnWriteArrayList<>();
+    RelayListener errors =
+        new RelayListener() {
+          @Override
+          public void onDatabaseError(Exception error, Duration backoff) {
+            firstErrors.add(error);
+          }
+        };
+    WalRelay active = relay("park_refused", first, config().build(), executor(), errors);
+    active.start();
+    Eventually.await("the first instance reads", active::isReading);
+    WalRelay standby = relay("park_refused", second, config().build());
+    standby.start();
+    Outbox outbox = Outbox.builder().schema(db.schema()).build();
+    db.dsl().transaction(tx -> outbox.append(tx.dsl(), event("bad", 1)));
+    Eventually.await("the first reader publishes the event", () -> first.firstAttempts.get() == 1);
+
+    terminateReader("park_refused");
+    Eventually.await("the standby attached", standby::isReading);
+    Eventually.await("the new reader publishes the event", () -> second.firstAttempts.get() == 1);
+    firstAnswer.complete(List.of(PublishResult.retryable("broker says no")));
+    Eventually.await(
+        "the old reader's parking refused (or the drainer published what it parked)",
+        () -> !firstErrors.isEmpty() || first.retries.get() + second.retries.get() > 0);
+    secondReaderHold.complete(List.of(PublishResult.published()));
+
+    Eventually.await("everything completed", () -> pending() == 0);
+    assertThat(first.delivered.size() + second.delivered.size())
+        .as("published by the new reader alone, not by the drainer as well")
+        .isOne();
+    assertThat(first.retries.get() + second.retries.get()).isZero();
+    assertThat(firstErrors)
+        .extracting(Throwable::getMessage)
+        .anyMatch(m -> m.contains("no longer streams replication slot park_refused"));
+  }
+
   @Test
   void aReaderWhoseConnectionDiesSilentlyAttachesAgain() throws Exception {
     try (TcpProxy network = TcpProxy.toServerOf(db.jdbcUrl())) {
@@ -557,6 +657,48 @@ class WalRelayIT {
 
   private static long pending() {
     return db.queryLong("select count(*) from outbox_events where processed_at is null");
+  }
+
+  private static long lockWaiters() {
+    return db.queryLong(
+        "select count(*) from pg_stat_activity where wait_event_type = 'Lock'"
+            + " and datname = current_database()");
+  }
+
+  /**
+   * Answers an event's first attempt (as the reader streams it) with {@code firstAttemptAnswer},
+   * which the test completes, and publishes retries (the drainer's claims) at once.
+   */
+  private static final class ScriptedPublisher implements Publisher {
+    final CompletableFuture<List<PublishResult>> firstAttemptAnswer;
+    final AtomicInteger firstAttempts = new AtomicInteger();
+    final AtomicInteger retries = new AtomicInteger();
+    final List<OutboxMessage> delivered = new CopyOnWriteArrayList<>();
+
+    ScriptedPublisher(CompletableFuture<List<PublishResult>> firstAttemptAnswer) {
+      this.firstAttemptAnswer = firstAttemptAnswer;
+    }
+
+    @Override
+    public CompletionStage<List<PublishResult>> publish(List<OutboxMessage> batch) {
+      if (batch.size() != 1) {
+        throw new IllegalStateException("one event at a time in this test, got " + batch.size());
+      }
+      OutboxMessage message = batch.get(0);
+      if (message.attempt() == 1) {
+        firstAttempts.incrementAndGet();
+        return firstAttemptAnswer.thenApply(
+            answer -> {
+              if (answer.get(0) instanceof PublishResult.Published) {
+                delivered.add(message);
+              }
+              return answer;
+            });
+      }
+      retries.incrementAndGet();
+      delivered.add(message);
+      return CompletableFuture.completedFuture(List.of(PublishResult.published()));
+    }
   }
 
   private static void terminateReader(String slot) {

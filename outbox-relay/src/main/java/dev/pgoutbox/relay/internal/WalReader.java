@@ -286,15 +286,22 @@ public final class WalReader implements Runnable {
     schedule(attachRetry.toMillis());
   }
 
+  /**
+   * Loads the parked aggregates behind the parking fence, taken exclusively: a parking that the
+   * last reader still has in flight commits first and is seen here ({@link #recordParking}).
+   */
   private void loadParked() throws SQLException {
     parked.clear();
-    try (Connection c = dataSource.getConnection();
-        Statement s = c.createStatement();
-        ResultSet rs = s.executeQuery(parkedAggregatesSql)) {
-      while (rs.next()) {
-        parked.add(new ClaimedRow.AggregateKey(rs.getString(1), rs.getString(2)));
-      }
-    }
+    inWriteTransaction(
+        c -> {
+          fence(c, true);
+          try (Statement s = c.createStatement();
+              ResultSet rs = s.executeQuery(parkedAggregatesSql)) {
+            while (rs.next()) {
+              parked.add(new ClaimedRow.AggregateKey(rs.getString(1), rs.getString(2)));
+            }
+          }
+        });
   }
 
   private void readAndPublish() throws SQLException, InterruptedException {
@@ -572,22 +579,60 @@ public final class WalReader implements Runnable {
     return failure;
   }
 
-  /** Records the failures as the table relay does and flags them and the held rows parked. */
+  /**
+   * Records the failures as the table relay does and flags them and the held rows parked, behind
+   * the parking fence taken shared, and only while this reader's WAL sender still streams the slot.
+   * A reader whose stream died may not park any more: the next one has read, or will read, these
+   * events again and, not knowing them parked, would publish them while the drainer did too.
+   */
   private void recordParking(List<Marker.Failure> failures, List<Long> positions)
       throws SQLException {
+    inWriteTransaction(
+        c -> {
+          fence(c, false);
+          Integer pid = slot.readerPid(c);
+          if (pid == null || pid != streamPid) {
+            throw new SQLException(
+                "this reader no longer streams replication slot "
+                    + slot.slotName()
+                    + " (its WAL sender "
+                    + streamPid
+                    + " is gone): the failures of its last batch are left to the reader that"
+                    + " streams it now");
+          }
+          marker.failed(DSL.using(c, SQLDialect.POSTGRES, settings), failures);
+          try (PreparedStatement ps = c.prepareStatement(parkSql)) {
+            Array array = c.createArrayOf("int8", positions.toArray(Long[]::new));
+            ps.setArray(1, array);
+            ps.executeUpdate();
+          }
+        });
+  }
+
+  private void fence(Connection c, boolean exclusive) throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(WalStatements.parkingFence(exclusive))) {
+      ps.setString(1, slot.slotName());
+      ps.execute();
+    }
+  }
+
+  /** Work the slot's progress depends on. */
+  private interface TransactionWork {
+    void run(Connection connection) throws SQLException;
+  }
+
+  /**
+   * Runs {@code work} in a write transaction of its own, with the relay's timeouts (a partition
+   * cannot leave its locks held) and a synchronous commit: the slot may move past a parked row only
+   * once its flag is on disk.
+   */
+  private void inWriteTransaction(TransactionWork work) throws SQLException {
     try (Connection c = dataSource.getConnection()) {
       boolean autoCommit = c.getAutoCommit();
       c.setAutoCommit(false);
       try {
-        // Durable before the slot may move past these rows: they are neither published nor, if
-        // this commit were lost in a crash, parked.
         Sql.configureWriteTransaction(c, Sql.applicationName(log.relayName()) + "-wal", true);
-        marker.failed(DSL.using(c, SQLDialect.POSTGRES, settings), failures);
-        try (PreparedStatement ps = c.prepareStatement(parkSql)) {
-          Array array = c.createArrayOf("int8", positions.toArray(Long[]::new));
-          ps.setArray(1, array);
-          ps.executeUpdate();
-        }
+        work.run(c);
         c.commit();
       } catch (SQLException | RuntimeException e) {
         c.rollback();

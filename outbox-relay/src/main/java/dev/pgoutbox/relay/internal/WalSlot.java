@@ -93,8 +93,14 @@ public final class WalSlot {
    * null when none streams it or the slot is gone.
    */
   public @Nullable Integer readerPid() throws SQLException {
-    try (Connection connection = dataSource.getConnection();
-        PreparedStatement ps = connection.prepareStatement(WalStatements.SLOT_READER_PID)) {
+    try (Connection connection = dataSource.getConnection()) {
+      return readerPid(connection);
+    }
+  }
+
+  /** As {@link #readerPid()}, on {@code connection} (inside its transaction). */
+  @Nullable Integer readerPid(Connection connection) throws SQLException {
+    try (PreparedStatement ps = connection.prepareStatement(WalStatements.SLOT_READER_PID)) {
       ps.setString(1, slotName);
       try (ResultSet rs = ps.executeQuery()) {
         if (!rs.next()) {

@@ -29,6 +29,20 @@ final class WalStatements {
         + (releaseDeadAggregates ? " AND e.dead_at IS NULL" : "");
   }
 
+  /**
+   * The parking fence, taken shared by every parking transaction of a reader (which then checks
+   * that its WAL sender still streams the slot) and exclusively by a reader that attaches, to load
+   * the parked aggregates. The attaching reader thereby waits for parkings in flight and sees them,
+   * and a parking begun after it attached finds another reader streaming the slot and is refused: a
+   * reader that lost the slot cannot park an event the new reader has already read as unparked.
+   * Bind 1: the slot name; a transaction-level lock.
+   */
+  static String parkingFence(boolean exclusive) {
+    return "SELECT "
+        + (exclusive ? "pg_advisory_xact_lock" : "pg_advisory_xact_lock_shared")
+        + "(hashtext('pgoutbox.wal-parking:' || ?), 2)";
+  }
+
   /** Every aggregate with a pending parked row: the reader's parked set when it attaches. */
   static String parkedAggregates(String schema, boolean releaseDeadAggregates) {
     return "SELECT DISTINCT aggregate_type, aggregate_id FROM "

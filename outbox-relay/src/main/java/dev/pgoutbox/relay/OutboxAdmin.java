@@ -105,10 +105,7 @@ public final class OutboxAdmin {
         "read the oldest pending event",
         () -> {
           Record1<Long> row =
-              dsl.select(
-                      DSL.field(
-                          "(extract(epoch from clock_timestamp() - {0}) * 1000)::bigint",
-                          Long.class, OUTBOX_EVENTS.CREATED_AT))
+              dsl.select(DSL.field(Sql.ageMillis("{0}"), Long.class, OUTBOX_EVENTS.CREATED_AT))
                   .from(OUTBOX_EVENTS)
                   .where(OUTBOX_EVENTS.PROCESSED_AT.isNull())
                   .and(OUTBOX_EVENTS.DEAD_AT.isNull())

@@ -333,10 +333,24 @@ class WalRelayIT {
     CompletableFuture<List<PublishResult>> secondReaderHold = new CompletableFuture<>();
     ScriptedPublisher first = new ScriptedPublisher(firstAnswer);
     ScriptedPublisher second = new ScriptedPublisher(secondReaderHold);
-    WalRelay active = relay("park_fence", first, config().build());
+    AtomicInteger handedOver = new AtomicInteger();
+    RelayListener heldBack =
+        new RelayListener() {
+          @Override
+          public void onBatch(BatchReport report) {
+            handedOver.addAndGet(report.heldBack());
+          }
+        };
+    // An hour's backoff: the drainer takes the parked event only once the test lets the hour pass,
+    // after the new reader has read it again (else it could publish and complete it first, and the
+    // new
+    // reader, finding the aggregate drained, would publish it again: a replay, at least once).
+    RelayConfig config =
+        config().exponentialBackoff(Duration.ofHours(1), 1.0, 0.0, Duration.ofHours(1)).build();
+    WalRelay active = relay("park_fence", first, config);
     active.start();
     Eventually.await("the first instance reads", active::isReading);
-    WalRelay standby = relay("park_fence", second, config().build());
+    WalRelay standby = relay("park_fence", second, config, executor(), heldBack);
     standby.start();
     Outbox outbox = Outbox.builder().schema(db.schema()).build();
     db.dsl().transaction(tx -> outbox.append(tx.dsl(), event("bad", 1)));
@@ -355,6 +369,11 @@ class WalRelayIT {
           () -> standby.isReading() || lockWaiters() >= 2);
       rowLock.commit();
     }
+    Eventually.await(
+        "the new reader handed the event over (or published it)",
+        () -> handedOver.get() >= 1 || second.firstAttempts.get() >= 1);
+    // The hour passes.
+    db.execute("update outbox_events set retry_after = now() where aggregate_id = 'bad'");
 
     Eventually.await(
         "the drainer published the parked event",

@@ -17,6 +17,19 @@ import org.jooq.impl.SQLDataType;
  */
 public final class Sql {
 
+  /**
+   * Milliseconds from the {@code timestamptz} {@code column} to now, never negative, and 0 for
+   * {@code infinity} and {@code -infinity} (rows written by hand), whose age is no number: the
+   * arithmetic failed on them, and with it every read of a lag that met such a row first.
+   */
+  public static String ageMillis(String column) {
+    return "CASE WHEN isfinite("
+        + column
+        + ") THEN greatest(0, (extract(epoch from clock_timestamp() - "
+        + column
+        + ") * 1000)::bigint) ELSE 0 END";
+  }
+
   /** Names the session in {@code pg_stat_activity} for as long as it lasts. */
   static final String SET_APPLICATION_NAME = "SELECT set_config('application_name', ?, false)";
 

@@ -3,6 +3,7 @@ package dev.pgoutbox.relay.internal;
 import java.time.OffsetDateTime;
 import java.time.format.DateTimeFormatter;
 import java.time.format.DateTimeFormatterBuilder;
+import java.time.format.DateTimeParseException;
 import java.time.temporal.ChronoField;
 import java.util.HashMap;
 import java.util.List;
@@ -46,9 +47,10 @@ final class WalRows {
 
   /**
    * The row an insert made, or null when it is not an insert into the outbox table or is already
-   * processed. {@link ClaimedRow#due()} is false for a row born dead, parked or with a retry time
-   * (written by hand: a restore, a data fix; {@code Outbox} writes none of them): such a row is the
-   * drainer's, which applies the table relay's rules to it, and its aggregate waits behind it.
+   * processed. {@link ClaimedRow#due()} is false for a row born dead, parked or with a retry time,
+   * or with a {@code created_at} outside the ISO form of years 1 to 9999 (written by hand: a
+   * restore, a data fix; {@code Outbox} writes none of them): such a row is the drainer's, which
+   * applies the table relay's rules to it, and its aggregate waits behind it.
    *
    * @throws IllegalStateException if the row lacks its id or position (the table is not the
    *     outbox's)
@@ -69,9 +71,16 @@ final class WalRows {
       return null;
     }
     String attempts = layout.value(v, layout.attempts);
-    String createdAt = layout.value(v, layout.createdAt);
+    String createdAtText = layout.value(v, layout.createdAt);
+    OffsetDateTime createdAt =
+        createdAtText == null ? OffsetDateTime.now() : timestamptzOrNull(createdAtText);
+    // A created_at this parser cannot read (infinity, a date BC, a year past 9999: rows written
+    // by hand) goes to the drainer, which reads the row as the table relay does; throwing here
+    // stopped
+    // the reader on that row for good.
     boolean fastPath =
-        layout.value(v, layout.deadAt) == null
+        createdAt != null
+            && layout.value(v, layout.deadAt) == null
             && layout.value(v, layout.retryAfter) == null
             && !"t".equals(layout.value(v, layout.parked));
     return new ClaimedRow(
@@ -83,13 +92,22 @@ final class WalRows {
         orNull(layout.value(v, layout.payload)),
         layout.value(v, layout.headers),
         attempts == null ? 0 : Integer.parseInt(attempts),
-        createdAt == null ? OffsetDateTime.now() : timestamptz(createdAt),
+        createdAt == null ? OffsetDateTime.now() : createdAt,
         fastPath);
   }
 
   /** Parses PostgreSQL's ISO text of a {@code timestamptz}. */
   static OffsetDateTime timestamptz(String text) {
     return OffsetDateTime.parse(text, TIMESTAMPTZ);
+  }
+
+  /** {@link #timestamptz}, or null for text outside its form. */
+  static @Nullable OffsetDateTime timestamptzOrNull(String text) {
+    try {
+      return timestamptz(text);
+    } catch (DateTimeParseException e) {
+      return null;
+    }
   }
 
   private static String orEmpty(@Nullable String value) {

@@ -70,8 +70,9 @@ final class WalStatements {
   static String slot(String schema) {
     return "SELECT plugin, database = current_database(), wal_status,"
         + " coalesce(pg_wal_lsn_diff(pg_current_wal_lsn(), confirmed_flush_lsn), 0)::bigint,"
-        + " active, coalesce((SELECT greatest(0, (extract(epoch from clock_timestamp()"
-        + " - e.created_at) * 1000)::bigint) FROM "
+        + " active, coalesce((SELECT "
+        + Sql.ageMillis("e.created_at")
+        + " FROM "
         + schema
         + ".outbox_events e WHERE e.processed_at IS NULL AND NOT e.parked"
         + " ORDER BY e.position LIMIT 1), 0)"

@@ -145,6 +145,15 @@ class PgOutputDecoderTest {
         .isEqualTo(ZoneOffset.ofHours(-3));
   }
 
+  @Test
+  void timestampsOutsideTheIsoFormOfYearsOneTo9999AreNotGuessed() {
+    assertThat(WalRows.timestamptzOrNull("infinity")).isNull();
+    assertThat(WalRows.timestamptzOrNull("-infinity")).isNull();
+    assertThat(WalRows.timestamptzOrNull("0044-03-15 12:00:00+00 BC")).isNull();
+    assertThat(WalRows.timestamptzOrNull("20000-01-01 00:00:00+00")).isNull();
+    assertThat(WalRows.timestamptzOrNull("2026-12-01 11:17:04+00")).isNotNull();
+  }
+
   private interface Writer {
     void write(DataOutputStream out) throws IOException;
   }

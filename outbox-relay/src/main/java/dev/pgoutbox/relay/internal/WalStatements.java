@@ -35,12 +35,13 @@ final class WalStatements {
    * the parked aggregates. The attaching reader thereby waits for parkings in flight and sees them,
    * and a parking begun after it attached finds another reader streaming the slot and is refused: a
    * reader that lost the slot cannot park an event the new reader has already read as unparked.
-   * Bind 1: the slot name; a transaction-level lock.
+   * Bind 1: the slot name; a transaction-level lock. Its second key, 3, keeps it apart from the
+   * wake-up trigger's locks, which take 1 and 2 under a hash of the channel's name.
    */
   static String parkingFence(boolean exclusive) {
     return "SELECT "
         + (exclusive ? "pg_advisory_xact_lock" : "pg_advisory_xact_lock_shared")
-        + "(hashtext('pgoutbox.wal-parking:' || ?), 2)";
+        + "(hashtext('pgoutbox.wal-parking:' || ?), 3)";
   }
 
   /** Every aggregate with a pending parked row: the reader's parked set when it attaches. */

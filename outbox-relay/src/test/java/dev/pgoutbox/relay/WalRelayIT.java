@@ -1,6 +1,7 @@
 package dev.pgoutbox.relay;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.pgoutbox.core.Outbox;
 import dev.pgoutbox.core.OutboxEvent;
@@ -435,6 +436,41 @@ class WalRelayIT {
         .anyMatch(m -> m.contains("no longer streams replication slot park_refused"));
   }
 
+  /**
+   * The first start creates the slot and then parks the backlog (the rows the slot will never
+   * stream) for the drainer. When the parking failed (here a trigger refuses it, as a lost
+   * connection or a lock timeout would) the slot stayed, the next start found it and parked
+   * nothing, and the backlog was neither parked nor streamed: never published. Now the start drops
+   * the slot it created and fails, and the next start creates it again and parks the backlog.
+   */
+  @Test
+  void aFirstStartThatCannotParkTheBacklogLeavesNoSlotBehind() throws Exception {
+    Map<String, Integer> backlog = write(2, 1, 3);
+    RecordingPublisher publisher = new RecordingPublisher();
+    db.execute(
+        "create function refuse_parking() returns trigger language plpgsql as $$"
+            + " begin raise exception 'parking refused by the test'; end $$;"
+            + " create trigger refuse_parking before update of parked on outbox_events"
+            + " for each row execute function refuse_parking()");
+    try {
+      WalRelay first = relay("park_backlog", publisher, config().build());
+      assertThatThrownBy(first::start)
+          .isInstanceOf(dev.pgoutbox.core.OutboxException.class)
+          .hasMessageContaining(
+              "could not park the events pending before the new replication slot");
+    } finally {
+      db.execute("drop trigger refuse_parking on outbox_events; drop function refuse_parking()");
+    }
+    assertThat(slotExists("park_backlog")).as("the slot it created is gone").isFalse();
+
+    WalRelay second = relay("park_backlog", publisher, config().build());
+    second.start();
+    Eventually.await("the backlog published by the drainer", () -> pending() == 0);
+    DeliveryChecker.Verdict verdict = DeliveryChecker.check(backlog, publisher.deliveredPayloads());
+    assertThat(verdict.lost()).isZero();
+    assertThat(verdict.reordered()).isZero();
+  }
+
   @Test
   void aReaderWhoseConnectionDiesSilentlyAttachesAgain() throws Exception {
     try (TcpProxy network = TcpProxy.toServerOf(db.jdbcUrl())) {
@@ -676,6 +712,12 @@ class WalRelayIT {
 
   private static long pending() {
     return db.queryLong("select count(*) from outbox_events where processed_at is null");
+  }
+
+  private static boolean slotExists(String slot) {
+    return db.queryLong(
+            "select count(*) from pg_replication_slots where slot_name = '" + slot + "'")
+        > 0;
   }
 
   private static long lockWaiters() {

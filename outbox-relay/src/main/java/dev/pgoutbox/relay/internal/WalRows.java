@@ -75,9 +75,8 @@ final class WalRows {
     OffsetDateTime createdAt =
         createdAtText == null ? OffsetDateTime.now() : timestamptzOrNull(createdAtText);
     // A created_at this parser cannot read (infinity, a date BC, a year past 9999: rows written
-    // by hand) goes to the drainer, which reads the row as the table relay does; throwing here
-    // stopped
-    // the reader on that row for good.
+    // by hand) sends the row to the drainer, which reads it as the table relay does. Throwing here
+    // stopped the reader on that row for good.
     boolean fastPath =
         createdAt != null
             && layout.value(v, layout.deadAt) == null
@@ -92,7 +91,7 @@ final class WalRows {
         orNull(layout.value(v, layout.payload)),
         layout.value(v, layout.headers),
         attempts == null ? 0 : Integer.parseInt(attempts),
-        createdAt == null ? OffsetDateTime.now() : createdAt,
+        createdAt == null ? OffsetDateTime.now() : createdAt, // the drainer reads the real one
         fastPath);
   }
 

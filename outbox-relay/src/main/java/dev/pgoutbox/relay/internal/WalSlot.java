@@ -246,14 +246,64 @@ public final class WalSlot {
     }
     // Rows committed before the slot's consistent point will never be decoded: the drainer's.
     int parked;
-    try (Statement s = connection.createStatement()) {
-      parked = s.executeUpdate(WalStatements.parkBacklog(schema));
+    try {
+      parked = parkBacklog(connection);
+    } catch (SQLException | RuntimeException e) {
+      // A slot left behind would make the next start skip the parking, and the backlog, neither
+      // parked nor streamed, would never be published.
+      dropCreatedSlot(connection, e);
+      throw new OutboxException(
+          "pgoutbox-relay["
+              + log.relayName()
+              + "] - could not park the events pending before the new replication slot "
+              + slotName
+              + " ("
+              + e.getMessage()
+              + "); the slot was dropped again, so that the next start creates it and parks them",
+          e);
     }
     log.info(
         "Created replication slot {}; {} pending event(s) older than it are left to the table"
             + " relay",
         slotName,
         parked);
+  }
+
+  /**
+   * Flags every pending row for the drainer, in a write transaction with the relay's timeouts: a
+   * row locked by another session fails the start after the lock timeout instead of holding it
+   * forever.
+   */
+  private int parkBacklog(Connection connection) throws SQLException {
+    connection.setAutoCommit(false);
+    try (Statement s = connection.createStatement()) {
+      Sql.configureWriteTransaction(
+          connection, Sql.applicationName(log.relayName()) + "-wal", true);
+      int parked = s.executeUpdate(WalStatements.parkBacklog(schema));
+      connection.commit();
+      return parked;
+    } catch (SQLException | RuntimeException e) {
+      connection.rollback();
+      throw e;
+    } finally {
+      connection.setAutoCommit(true);
+    }
+  }
+
+  private void dropCreatedSlot(Connection connection, Exception cause) {
+    try (PreparedStatement ps = connection.prepareStatement(WalStatements.DROP_SLOT)) {
+      ps.setString(1, slotName);
+      ps.execute();
+    } catch (SQLException e) {
+      cause.addSuppressed(e);
+      log.error(
+          "Could not drop replication slot {} after failing to park the backlog ({}): drop it"
+              + " (SELECT pg_drop_replication_slot('{}')) before the next start, or the events"
+              + " pending before it are never published",
+          slotName,
+          e.getMessage(),
+          slotName);
+    }
   }
 
   private static boolean exists(Connection connection, String sql, String... binds)

@@ -87,6 +87,9 @@ final class WalStatements {
   /** Binds 1 and 2: the slot name and the plugin. */
   static final String CREATE_SLOT = "SELECT pg_create_logical_replication_slot(?, 'pgoutput')";
 
+  /** Bind 1: the slot name. */
+  static final String DROP_SLOT = "SELECT pg_drop_replication_slot(?)";
+
   /** Bind 1: the publication name. */
   static final String PUBLICATION = "SELECT 1 FROM pg_publication WHERE pubname = ?";
 

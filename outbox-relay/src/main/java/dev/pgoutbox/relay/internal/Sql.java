@@ -180,6 +180,46 @@ public final class Sql {
         synchronousCommit);
   }
 
+  /** Work done inside one write transaction. */
+  @FunctionalInterface
+  interface TransactionWork<T> {
+    T run(Connection connection) throws SQLException;
+  }
+
+  /**
+   * Runs {@code work} on {@code connection} in a transaction of its own, begun with {@link
+   * #configureWriteTransaction}, and commits it; any failure rolls it back and is rethrown. The
+   * connection's auto-commit is restored; a broken connection is left for its pool to discard.
+   */
+  static <T> T inWriteTransaction(
+      Connection connection,
+      String applicationName,
+      boolean synchronousCommit,
+      TransactionWork<T> work)
+      throws SQLException {
+    boolean autoCommit = connection.getAutoCommit();
+    connection.setAutoCommit(false);
+    try {
+      configureWriteTransaction(connection, applicationName, synchronousCommit);
+      T result = work.run(connection);
+      connection.commit();
+      return result;
+    } catch (SQLException | RuntimeException e) {
+      try {
+        connection.rollback();
+      } catch (SQLException ignored) {
+        // A broken connection: closing it ends the transaction all the same.
+      }
+      throw e;
+    } finally {
+      try {
+        connection.setAutoCommit(autoCommit);
+      } catch (SQLException ignored) {
+        // The pool discards a broken connection.
+      }
+    }
+  }
+
   /** Runs one of the settings statements above, whose first four binds are the same. */
   private static void configure(
       Connection connection,

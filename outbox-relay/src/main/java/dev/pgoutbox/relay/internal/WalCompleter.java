@@ -166,34 +166,22 @@ final class WalCompleter implements Runnable {
       }
     }
     try (Connection connection = dataSource.getConnection()) {
-      boolean autoCommit = connection.getAutoCommit();
-      connection.setAutoCommit(false);
-      try {
-        Sql.configureWriteTransaction(connection, applicationName, synchronousCommit);
-        try (PreparedStatement ps = connection.prepareStatement(sql)) {
-          Array array = connection.createArrayOf("int8", all);
-          try {
-            ps.setArray(MarkStatements.PUBLISHED_POSITIONS, array);
-            completed.addAndGet(ps.executeUpdate());
-          } finally {
-            array.free();
-          }
-        }
-        connection.commit();
-      } catch (SQLException | RuntimeException e) {
-        try {
-          connection.rollback();
-        } catch (SQLException ignored) {
-          // A broken connection: closing it ends the transaction all the same.
-        }
-        throw e;
-      } finally {
-        try {
-          connection.setAutoCommit(autoCommit);
-        } catch (SQLException ignored) {
-          // The pool discards a broken connection.
-        }
-      }
+      Sql.inWriteTransaction(
+          connection,
+          applicationName,
+          synchronousCommit,
+          c -> {
+            try (PreparedStatement ps = c.prepareStatement(sql)) {
+              Array array = c.createArrayOf("int8", all);
+              try {
+                ps.setArray(MarkStatements.PUBLISHED_POSITIONS, array);
+                completed.addAndGet(ps.executeUpdate());
+              } finally {
+                array.free();
+              }
+            }
+            return null;
+          });
     }
   }
 }

@@ -294,13 +294,14 @@ public final class WalReader implements Runnable {
     parked.clear();
     inWriteTransaction(
         c -> {
-          fence(c, true);
+          slot.fence(c, true);
           try (Statement s = c.createStatement();
               ResultSet rs = s.executeQuery(parkedAggregatesSql)) {
             while (rs.next()) {
               parked.add(new ClaimedRow.AggregateKey(rs.getString(1), rs.getString(2)));
             }
           }
+          return null;
         });
   }
 
@@ -589,7 +590,7 @@ public final class WalReader implements Runnable {
       throws SQLException {
     inWriteTransaction(
         c -> {
-          fence(c, false);
+          slot.fence(c, false);
           Integer pid = slot.readerPid(c);
           if (pid == null || pid != streamPid) {
             throw new SQLException(
@@ -606,40 +607,18 @@ public final class WalReader implements Runnable {
             ps.setArray(1, array);
             ps.executeUpdate();
           }
+          return null;
         });
   }
 
-  private void fence(Connection c, boolean exclusive) throws SQLException {
-    try (PreparedStatement ps = c.prepareStatement(WalStatements.parkingFence(exclusive))) {
-      ps.setString(1, slot.slotName());
-      ps.execute();
-    }
-  }
-
-  /** Work the slot's progress depends on. */
-  private interface TransactionWork {
-    void run(Connection connection) throws SQLException;
-  }
-
   /**
-   * Runs {@code work} in a write transaction of its own, with the relay's timeouts (a partition
-   * cannot leave its locks held) and a synchronous commit: the slot may move past a parked row only
-   * once its flag is on disk.
+   * Runs {@code work} in a write transaction of its own on a pool connection, with the relay's
+   * timeouts (a partition cannot leave its locks held) and a synchronous commit: the slot may move
+   * past a parked row only once its flag is on disk.
    */
-  private void inWriteTransaction(TransactionWork work) throws SQLException {
+  private void inWriteTransaction(Sql.TransactionWork<Void> work) throws SQLException {
     try (Connection c = dataSource.getConnection()) {
-      boolean autoCommit = c.getAutoCommit();
-      c.setAutoCommit(false);
-      try {
-        Sql.configureWriteTransaction(c, Sql.applicationName(log.relayName()) + "-wal", true);
-        work.run(c);
-        c.commit();
-      } catch (SQLException | RuntimeException e) {
-        c.rollback();
-        throw e;
-      } finally {
-        c.setAutoCommit(autoCommit);
-      }
+      Sql.inWriteTransaction(c, Sql.applicationName(log.relayName()) + "-wal", true, work);
     }
   }
 

@@ -275,18 +275,26 @@ public final class WalSlot {
    * forever.
    */
   private int parkBacklog(Connection connection) throws SQLException {
-    connection.setAutoCommit(false);
-    try (Statement s = connection.createStatement()) {
-      Sql.configureWriteTransaction(
-          connection, Sql.applicationName(log.relayName()) + "-wal", true);
-      int parked = s.executeUpdate(WalStatements.parkBacklog(schema));
-      connection.commit();
-      return parked;
-    } catch (SQLException | RuntimeException e) {
-      connection.rollback();
-      throw e;
-    } finally {
-      connection.setAutoCommit(true);
+    return Sql.inWriteTransaction(
+        connection,
+        Sql.applicationName(log.relayName()) + "-wal",
+        true,
+        c -> {
+          try (Statement s = c.createStatement()) {
+            return s.executeUpdate(WalStatements.parkBacklog(schema));
+          }
+        });
+  }
+
+  /**
+   * Takes the parking fence ({@link WalStatements#parkingFence}) in {@code connection}'s
+   * transaction, shared or exclusively.
+   */
+  void fence(Connection connection, boolean exclusive) throws SQLException {
+    try (PreparedStatement ps =
+        connection.prepareStatement(WalStatements.parkingFence(exclusive))) {
+      ps.setString(1, slotName);
+      ps.execute();
     }
   }
 

@@ -6,9 +6,11 @@ import dev.pgoutbox.core.Outbox;
 import dev.pgoutbox.core.OutboxEvent;
 import dev.pgoutbox.relay.testing.RecordingPublisher;
 import dev.pgoutbox.testing.Eventually;
+import dev.pgoutbox.testing.TestSchema;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.Properties;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import org.junit.jupiter.api.AfterEach;
@@ -25,9 +27,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  */
 class HandWrittenTimestampsIT {
 
-  @RegisterExtension
-  static final dev.pgoutbox.testing.TestSchema db =
-      dev.pgoutbox.testing.TestSchema.migratedWithLogicalDecoding(6);
+  @RegisterExtension static final TestSchema db = TestSchema.migratedWithLogicalDecoding(6);
 
   private static final List<String> ODD_CREATED_AT =
       List.of("infinity", "-infinity", "0044-03-15 12:00:00+00 BC", "20000-01-01 00:00:00+00");
@@ -89,7 +89,7 @@ class HandWrittenTimestampsIT {
             .publicationName("pub_" + db.schema())
             .attachRetryInterval(Duration.ofMillis(200))
             .executor(executor)
-            .replicationConnection(db.jdbcUrl(), new java.util.Properties())
+            .replicationConnection(db.jdbcUrl(), new Properties())
             .build();
     walRelay.start();
     Eventually.await("the reader attached", walRelay::isReading);

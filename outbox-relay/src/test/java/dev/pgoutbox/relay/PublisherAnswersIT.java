@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.pgoutbox.relay.testing.EventRows;
 import dev.pgoutbox.testing.TestSchema;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -39,7 +40,7 @@ class PublisherAnswersIT {
         batch -> {
           sent.addAll(batch);
           PublishResult[] answers = new PublishResult[batch.size()];
-          java.util.Arrays.fill(answers, PublishResult.published());
+          Arrays.fill(answers, PublishResult.published());
           return CompletableFuture.completedFuture(List.of(answers));
         };
 

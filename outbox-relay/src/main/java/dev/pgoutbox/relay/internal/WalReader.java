@@ -364,7 +364,14 @@ public final class WalReader implements Runnable {
       return;
     }
     lastStreamCheck = now;
-    Integer pid = slot.readerPid();
+    requireOwnStream(slot.readerPid(), "the connection died silently");
+  }
+
+  /**
+   * Fails (and the reader attaches again) unless {@code pid}, the WAL sender streaming the slot
+   * now, is this reader's; {@code consequence} ends the message.
+   */
+  private void requireOwnStream(@Nullable Integer pid, String consequence) throws SQLException {
     if (pid == null || pid != streamPid) {
       throw new SQLException(
           "the server no longer streams replication slot "
@@ -373,7 +380,8 @@ public final class WalReader implements Runnable {
               + streamPid
               + " is gone"
               + (pid == null ? "" : ", process " + pid + " streams it")
-              + "): the connection died silently");
+              + "): "
+              + consequence);
     }
   }
 
@@ -591,16 +599,9 @@ public final class WalReader implements Runnable {
     inWriteTransaction(
         c -> {
           slot.fence(c, false);
-          Integer pid = slot.readerPid(c);
-          if (pid == null || pid != streamPid) {
-            throw new SQLException(
-                "this reader no longer streams replication slot "
-                    + slot.slotName()
-                    + " (its WAL sender "
-                    + streamPid
-                    + " is gone): the failures of its last batch are left to the reader that"
-                    + " streams it now");
-          }
+          requireOwnStream(
+              slot.readerPid(c),
+              "the failures of its last batch are left to the reader that streams it now");
           marker.failed(DSL.using(c, SQLDialect.POSTGRES, settings), failures);
           try (PreparedStatement ps = c.prepareStatement(parkSql)) {
             Array array = c.createArrayOf("int8", positions.toArray(Long[]::new));

@@ -81,15 +81,18 @@ class InboxIT {
                               runs.incrementAndGet();
                               invoice(tx.dsl(), eventId, "billing");
                               // Hold the transaction open until every other delivery is in
-                              // flight, waiting on this one's inbox row.
-                              waitForOtherDeliveries(DELIVERIES - 1);
+                              // flight, blocked by this one's inbox row.
+                              long pid =
+                                  tx.dsl().fetchValue(DSL.field("pg_backend_pid()", Long.class));
+                              waitForDeliveriesBlockedBy(pid, DELIVERIES - 1, deliveries);
                             }));
               }));
     }
     start.countDown();
     int ran = 0;
     for (Future<Boolean> delivery : deliveries) {
-      if (delivery.get(Eventually.DEADLINE.toSeconds(), TimeUnit.SECONDS)) {
+      // Longer than the first delivery's own wait, so that its diagnosis is what fails the test.
+      if (delivery.get(2 * Eventually.DEADLINE.toSeconds(), TimeUnit.SECONDS)) {
         ran++;
       }
     }
@@ -100,17 +103,44 @@ class InboxIT {
     assertThat(Stored.count(db, "processed_events")).isEqualTo(1);
   }
 
-  /** Waits until {@code count} other backends of this schema wait for a transaction's lock. */
-  private static void waitForOtherDeliveries(int count) {
-    Eventually.await(
-        count + " deliveries waiting on the first one",
+  /**
+   * Waits until {@code count} backends are blocked by backend {@code pid} ({@code
+   * pg_blocking_pids}, whatever their query text or wait event). Fails at once, naming the cause,
+   * when a delivery ended instead of blocking; on a timeout the message shows every backend of the
+   * database and what it waits for.
+   */
+  private static void waitForDeliveriesBlockedBy(
+      long pid, int count, List<Future<Boolean>> deliveries) {
+    Eventually.until(
+        Eventually.DEADLINE,
+        () -> {
+          deliveries.stream()
+              .filter(Future::isDone)
+              .filter(d -> d.state() == Future.State.FAILED)
+              .findFirst()
+              .ifPresent(
+                  d -> {
+                    throw new AssertionError(
+                        "a delivery failed instead of waiting", d.exceptionNow());
+                  });
+          return db.queryLong(
+                  "SELECT count(*) FROM pg_stat_activity WHERE "
+                      + pid
+                      + " = ANY (pg_blocking_pids(pid))")
+              >= count;
+        },
         () ->
-            db.queryLong(
-                    "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock'"
-                        + " AND query LIKE '%\""
-                        + db.schema()
-                        + "\".\"processed_events\"%'")
-                >= count);
+            count
+                + " deliveries blocked by backend "
+                + pid
+                + "; backends of this database: "
+                + db.queryString(
+                    "SELECT string_agg(pid || ' ' || coalesce(state, '?') || ' '"
+                        + " || coalesce(wait_event_type || '/' || wait_event, '-')"
+                        + " || ' blocked by ' || pg_blocking_pids(pid)::text"
+                        + " || ': ' || left(query, 80), '; ')"
+                        + " FROM pg_stat_activity WHERE datname = current_database()"
+                        + " AND pid <> pg_backend_pid()"));
   }
 
   @Test

@@ -25,8 +25,10 @@ import org.springframework.transaction.support.TransactionSynchronizationManager
  * }
  * }</pre>
  *
- * <p>Without a transaction, {@code append} refuses and writes nothing: the event would otherwise
- * commit on its own. Thread-safe; the starter declares one.
+ * <p>Without a transaction, or in one that holds no connection of this {@code DataSource} (another
+ * data source's transaction manager, a Kafka or JMS one), {@code append} refuses and writes
+ * nothing: the event would otherwise commit apart from the business rows, or be rolled back while
+ * they commit. Thread-safe; the starter declares one.
  */
 public final class SpringOutbox {
 
@@ -43,8 +45,9 @@ public final class SpringOutbox {
    * Appends one event in the current Spring transaction.
    *
    * @return the event's id
-   * @throws OutboxException if no Spring transaction is active (nothing was written), or the insert
-   *     fails (the transaction must then roll back, which Spring does when the exception leaves a
+   * @throws OutboxException if no Spring transaction is active, or the active one holds no
+   *     connection of this outbox's {@code DataSource} (nothing was written), or the insert fails
+   *     (the transaction must then roll back, which Spring does when the exception leaves a
    *     {@code @Transactional} method)
    * @throws dev.pgoutbox.core.InvalidEventException if the event is refused; nothing was written
    */
@@ -58,8 +61,8 @@ public final class SpringOutbox {
    * Outbox#appendAll(Connection, List)}).
    *
    * @return the events' ids, in order
-   * @throws OutboxException if no Spring transaction is active (nothing was written), or the insert
-   *     fails
+   * @throws OutboxException if no Spring transaction is active, or the active one holds no
+   *     connection of this outbox's {@code DataSource} (nothing was written), or the insert fails
    */
   public List<UUID> appendAll(List<OutboxEvent> events) {
     requireNonNull(events, "events");
@@ -78,6 +81,20 @@ public final class SpringOutbox {
               + " event would commit on its own, apart from the business rows. Call it from a"
               + " @Transactional method or inside TransactionTemplate.execute(...); nothing was"
               + " written");
+    }
+    // A transaction of another DataSource (or a Kafka or JMS transaction manager) binds no
+    // connection of this one: DataSourceUtils would hand out a connection of its own, which commits
+    // apart from the business rows, or, in a manual-commit pool, is rolled back when released.
+    if (TransactionSynchronizationManager.getResource(dataSource) == null) {
+      throw new OutboxException(
+          "pgoutbox: append needs the Spring transaction to hold a connection of the outbox's"
+              + " DataSource, and the active one is not on the outbox's DataSource (its"
+              + " transaction manager is for another DataSource, or is a Kafka or JMS one): the"
+              + " event would not commit with the business rows. Run it under a transaction"
+              + " manager of "
+              + dataSource
+              + ", or give SpringOutbox the DataSource your transaction manager uses; nothing"
+              + " was written");
     }
     Connection connection = DataSourceUtils.getConnection(dataSource);
     try {

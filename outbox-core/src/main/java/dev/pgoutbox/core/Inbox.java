@@ -38,8 +38,9 @@ import org.slf4j.LoggerFactory;
  * }</pre>
  *
  * <p>Like {@link Outbox}, the inbox never begins, commits or rolls back, and refuses a connection
- * in auto-commit mode. Old rows are removed with {@link #purgeProcessed(DataSource, Duration,
- * int)}, or on a schedule with {@link #scheduleRetention}; the names are {@code OutboxAdmin}'s.
+ * in auto-commit mode or a context on a pool rather than on the transaction. Old rows are removed
+ * with {@link #purgeProcessed(DataSource, Duration, int)}, or on a schedule with {@link
+ * #scheduleRetention}; the names are {@code OutboxAdmin}'s.
  *
  * <p>Immutable and thread-safe: build one and share it.
  */
@@ -96,8 +97,8 @@ public final class Inbox {
    * @return true if the handler ran, false if the event was already handled by this consumer
    * @throws E what the handler throws
    * @throws IllegalArgumentException if {@code consumer} breaks a rule (nothing was sent)
-   * @throws OutboxException if {@code tx} is in auto-commit mode (nothing was sent), or the insert
-   *     fails
+   * @throws OutboxException if {@code tx} is not in a transaction (auto-commit mode, or a context
+   *     on a pool rather than on the transaction; nothing was sent), or the insert fails
    */
   public <E extends Exception> boolean handleOnce(
       DSLContext tx, String consumer, UUID eventId, Handler<E> handler) throws E {
@@ -204,12 +205,14 @@ public final class Inbox {
       DSLContext tx, String consumer, UUID eventId, Handler<E> handler) throws E {
     int inserted;
     try {
-      if (!Contexts.inTransaction(tx)) {
+      Contexts.TransactionCheck check = Contexts.check(tx);
+      if (check != Contexts.TransactionCheck.IN_TRANSACTION) {
         throw new OutboxException(
-            "Inbox.handleOnce needs the consumer's transaction, but the connection is in"
-                + " auto-commit mode: the inbox row would commit before the handler ran, and a"
-                + " failed handler would never run again. Call it inside a transaction; nothing"
-                + " was written");
+            "Inbox.handleOnce needs the consumer's transaction, but "
+                + check.reason()
+                + ": the inbox row would not commit with the handler's writes, so a failed"
+                + " handler would never run again, or a handled event would run again. Call it"
+                + " inside a transaction, on its connection or context; nothing was written");
       }
       inserted =
           tx.insertInto(PROCESSED_EVENTS, PROCESSED_EVENTS.CONSUMER, PROCESSED_EVENTS.EVENT_ID)

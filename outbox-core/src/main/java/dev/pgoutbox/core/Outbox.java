@@ -44,8 +44,11 @@ import org.slf4j.LoggerFactory;
  * <p>The outbox never begins, commits or rolls back: it sends one {@code INSERT} (which also takes
  * the aggregates' advisory locks, see {@link Builder#serializeWritersPerAggregate(boolean)}) on the
  * host's connection and returns. A connection in auto-commit mode is refused, since the event would
- * commit on its own. Every event is checked before any statement is sent; a refused event ({@link
- * InvalidEventException}) leaves the host's transaction as it was, to continue or roll back.
+ * commit on its own; so is a {@code DSLContext} that hands out another connection per statement
+ * (one on a pool rather than on the transaction, such as the outer context inside a jOOQ {@code
+ * transaction(...)} lambda), since the event would not commit with the business rows. Every event
+ * is checked before any statement is sent; a refused event ({@link InvalidEventException}) leaves
+ * the host's transaction as it was, to continue or roll back.
  *
  * <p>Statements go through jOOQ's generated {@code OUTBOX_EVENTS} table, rendered into the
  * configured schema. With a {@code DSLContext}, the host's configuration is used as it is (its
@@ -109,8 +112,9 @@ public final class Outbox {
    * @return the event's id: its explicit id, or a new UUIDv7
    * @throws InvalidEventException if the payload does not serialize to JSON that PostgreSQL stores
    *     unchanged, or the headers hook returns a bad header; nothing was sent
-   * @throws OutboxException if {@code tx} is in auto-commit mode (nothing was sent), or the insert
-   *     fails (the host's transaction is then aborted and must be rolled back)
+   * @throws OutboxException if {@code tx} is not in a transaction (auto-commit mode, or a context
+   *     on a pool rather than on the transaction; nothing was sent), or the insert fails (the
+   *     host's transaction is then aborted and must be rolled back)
    */
   public UUID append(DSLContext tx, OutboxEvent event) {
     requireNonNull(tx, "tx");
@@ -145,8 +149,9 @@ public final class Outbox {
    * @throws InvalidEventException if an event is null, its payload does not serialize to JSON that
    *     PostgreSQL stores unchanged, two events share an explicit id, or the headers hook returns a
    *     bad header; nothing was sent
-   * @throws OutboxException if {@code tx} is in auto-commit mode (nothing was sent), or the insert
-   *     fails (the host's transaction is then aborted and must be rolled back)
+   * @throws OutboxException if {@code tx} is not in a transaction (auto-commit mode, or a context
+   *     on a pool rather than on the transaction; nothing was sent), or the insert fails (the
+   *     host's transaction is then aborted and must be rolled back)
    */
   public List<UUID> appendAll(DSLContext tx, List<OutboxEvent> events) {
     requireNonNull(tx, "tx");
@@ -211,12 +216,14 @@ public final class Outbox {
       }
       rows.add(row(event, i, batch, contextHeaders));
     }
-    if (!inTransaction(tx)) {
+    Contexts.TransactionCheck check = transactionCheck(tx);
+    if (check != Contexts.TransactionCheck.IN_TRANSACTION) {
       throw new OutboxException(
-          "Outbox.append needs the host's transaction, but the connection is in auto-commit mode:"
-              + " the event would commit on its own, apart from the business rows. Call it inside a"
-              + " transaction (jOOQ transaction(...), Spring @Transactional, or"
-              + " Connection.setAutoCommit(false)); nothing was written");
+          "Outbox.append needs the host's transaction, but "
+              + check.reason()
+              + ": the event would not commit with the business rows. Call it inside a"
+              + " transaction, on its connection or context (jOOQ transaction(...), Spring"
+              + " @Transactional, or Connection.setAutoCommit(false)); nothing was written");
     }
     try {
       List<String> lockKeys = List.of();
@@ -328,9 +335,9 @@ public final class Outbox {
     return OutboxEvent.checkedHeaders(supplied, "headers from the headers hook");
   }
 
-  private static boolean inTransaction(DSLContext tx) {
+  private static Contexts.TransactionCheck transactionCheck(DSLContext tx) {
     try {
-      return Contexts.inTransaction(tx);
+      return Contexts.check(tx);
     } catch (DataAccessException e) {
       throw new OutboxException(
           "Could not tell whether the connection is in a transaction: " + e.getMessage(), e);

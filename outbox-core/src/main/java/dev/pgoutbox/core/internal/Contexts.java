@@ -8,6 +8,7 @@ import org.jooq.SQLDialect;
 import org.jooq.conf.Settings;
 import org.jooq.exception.DataAccessException;
 import org.jooq.impl.DSL;
+import org.postgresql.PGConnection;
 
 /** jOOQ contexts on the host's transaction, rendering pgoutbox's tables into their schema. */
 public final class Contexts {
@@ -36,17 +37,72 @@ public final class Contexts {
     return DSL.using(connection, SQLDialect.POSTGRES, settings);
   }
 
+  /** Whether writes through a context join one transaction of the host's. */
+  public enum TransactionCheck {
+    /** One connection, out of auto-commit mode: the writes commit with the host's. */
+    IN_TRANSACTION,
+    /** The connection is in auto-commit mode: each write would commit on its own. */
+    AUTO_COMMIT,
+    /**
+     * The context hands out another connection for each statement (a {@code DSLContext} on a
+     * connection pool rather than on the transaction, e.g. the outer context inside a jOOQ {@code
+     * transaction(...)} lambda): each write would run on a connection of its own, which commits
+     * apart from the host's writes, or, in a manual-commit pool, is rolled back when released.
+     */
+    CONNECTION_PER_STATEMENT;
+
+    /** What the refusal says after "needs the host's transaction, but". */
+    public String reason() {
+      return switch (this) {
+        case IN_TRANSACTION -> "it is in one";
+        case AUTO_COMMIT -> "the connection is in auto-commit mode";
+        case CONNECTION_PER_STATEMENT ->
+            "the DSLContext hands out another connection for each statement (a context on a"
+                + " connection pool, not on the transaction: inside jOOQ's transaction(...) pass"
+                + " DSL.using(configuration) of the lambda, not the outer context)";
+      };
+    }
+  }
+
   /**
-   * Whether {@code tx}'s connection is in a transaction, i.e. not in auto-commit mode: a write made
-   * in auto-commit mode would commit on its own, apart from the host's other writes.
+   * Whether writes through {@code tx} join one transaction of the host's: its connection is out of
+   * auto-commit mode, and a second connection taken while the first is held is the same one (so
+   * every statement runs on it). A pool hands out another; a context on a connection, a jOOQ
+   * transaction's context and Spring's transaction-aware data source hand out the same.
    *
    * @throws DataAccessException if the connection cannot tell
    */
-  public static boolean inTransaction(DSLContext tx) {
-    return tx.connectionResult(connection -> !autoCommit(connection));
+  public static TransactionCheck check(DSLContext tx) {
+    return tx.connectionResult(
+        first -> {
+          if (autoCommit(first)) {
+            return TransactionCheck.AUTO_COMMIT;
+          }
+          return tx.connectionResult(
+              second ->
+                  sameConnection(first, second)
+                      ? TransactionCheck.IN_TRANSACTION
+                      : TransactionCheck.CONNECTION_PER_STATEMENT);
+        });
   }
 
-  /** Like {@link #inTransaction(DSLContext)} for a JDBC connection. */
+  /**
+   * Whether two connections handed out by one context are the same PostgreSQL session, through
+   * whatever wraps them (pools, transaction-aware proxies). A wrapper that cannot unwrap counts as
+   * the same: an unknown wrapper must not refuse a host's transaction.
+   */
+  private static boolean sameConnection(Connection first, Connection second) {
+    if (first == second) {
+      return true;
+    }
+    try {
+      return first.unwrap(PGConnection.class) == second.unwrap(PGConnection.class);
+    } catch (SQLException e) {
+      return true;
+    }
+  }
+
+  /** Whether a JDBC connection is in a transaction, i.e. not in auto-commit mode. */
   public static boolean inTransaction(Connection connection) {
     try {
       return !autoCommit(connection);

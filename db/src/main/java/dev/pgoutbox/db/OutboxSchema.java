@@ -206,7 +206,15 @@ public final class OutboxSchema {
             + NOTIFY_TRIGGER;
     try (Connection connection = dataSource.getConnection();
         Statement statement = connection.createStatement()) {
-      statement.execute(sql);
+      // Committed at once even when the pool hands out connections with auto-commit off (the
+      // pool would roll an uncommitted change back on release).
+      boolean autoCommit = connection.getAutoCommit();
+      connection.setAutoCommit(true);
+      try {
+        statement.execute(sql);
+      } finally {
+        connection.setAutoCommit(autoCommit);
+      }
     } catch (SQLException e) {
       throw new IllegalStateException(
           "Could not " + (enabled ? "enable" : "disable") + " the notify trigger of " + name, e);

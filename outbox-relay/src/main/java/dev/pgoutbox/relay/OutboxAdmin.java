@@ -377,10 +377,10 @@ public final class OutboxAdmin {
   public boolean discard(UUID eventId) {
     requireNonNull(eventId, "eventId must not be null");
     int deleted =
-        wrap(
+        write(
             "discard dead letter " + eventId,
-            () ->
-                dsl.deleteFrom(OUTBOX_EVENTS)
+            tx ->
+                tx.deleteFrom(OUTBOX_EVENTS)
                     .where(OUTBOX_EVENTS.ID.eq(eventId))
                     .and(OUTBOX_EVENTS.DEAD_AT.isNotNull())
                     .and(OUTBOX_EVENTS.PROCESSED_AT.isNull())
@@ -402,10 +402,10 @@ public final class OutboxAdmin {
     long total = 0;
     while (true) {
       int deleted =
-          wrap(
+          write(
               "purge processed events",
-              () ->
-                  dsl.deleteFrom(OUTBOX_EVENTS)
+              tx ->
+                  tx.deleteFrom(OUTBOX_EVENTS)
                       .where(
                           OUTBOX_EVENTS.ID.in(
                               DSL.select(OUTBOX_EVENTS.ID)
@@ -454,16 +454,25 @@ public final class OutboxAdmin {
   }
 
   private int resetWhere(Condition condition, String what) {
-    return wrap(
+    return write(
         what,
-        () ->
-            dsl.update(OUTBOX_EVENTS)
+        tx ->
+            tx.update(OUTBOX_EVENTS)
                 .set(OUTBOX_EVENTS.ATTEMPTS, 0)
                 .set(OUTBOX_EVENTS.RETRY_AFTER, (OffsetDateTime) null)
                 .set(OUTBOX_EVENTS.DEAD_AT, (OffsetDateTime) null)
                 .where(OUTBOX_EVENTS.PROCESSED_AT.isNull())
                 .and(condition)
                 .execute());
+  }
+
+  /**
+   * Runs one write in a transaction of its own and commits it: on a pool whose connections come
+   * with auto-commit off, a bare statement would be rolled back when the connection goes back,
+   * after reporting success.
+   */
+  private <T> T write(String what, java.util.function.Function<DSLContext, T> statement) {
+    return wrap(what, () -> dsl.transactionResult(tx -> statement.apply(tx.dsl())));
   }
 
   private static <T> T wrap(String what, java.util.function.Supplier<T> action) {

@@ -156,11 +156,17 @@ public final class FleetRegistry {
    */
   public void heartbeat(RelayLog log, Runnable stop) {
     try {
+      // Each write commits in a transaction of its own: the host's pool may hand out connections
+      // with auto-commit off, and an uncommitted beat is rolled back when the connection returns.
       int updated =
-          dsl.update(OUTBOX_RELAYS)
-              .set(OUTBOX_RELAYS.HEARTBEAT_AT, Sql.clockTimestamp())
-              .where(OUTBOX_RELAYS.INSTANCE_ID.eq(instance))
-              .execute();
+          dsl.transactionResult(
+              configuration ->
+                  configuration
+                      .dsl()
+                      .update(OUTBOX_RELAYS)
+                      .set(OUTBOX_RELAYS.HEARTBEAT_AT, Sql.clockTimestamp())
+                      .where(OUTBOX_RELAYS.INSTANCE_ID.eq(instance))
+                      .execute());
       if (updated == 0) {
         register();
       }
@@ -174,7 +180,13 @@ public final class FleetRegistry {
 
   /** Deletes this relay's row. */
   public void deregister() {
-    dsl.deleteFrom(OUTBOX_RELAYS).where(OUTBOX_RELAYS.INSTANCE_ID.eq(instance)).execute();
+    dsl.transaction(
+        configuration ->
+            configuration
+                .dsl()
+                .deleteFrom(OUTBOX_RELAYS)
+                .where(OUTBOX_RELAYS.INSTANCE_ID.eq(instance))
+                .execute());
   }
 
   private String conflict(OutboxRelaysRecord other) {

@@ -3,7 +3,6 @@ package dev.pgoutbox.core;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import dev.pgoutbox.testing.TestSchema;
 import java.util.List;
@@ -40,12 +39,7 @@ class PooledContextIT {
   @BeforeAll
   static void setUp() {
     db.execute("CREATE TABLE orders (id text PRIMARY KEY)");
-    HikariConfig config = new HikariConfig();
-    config.setJdbcUrl(db.jdbcUrl());
-    config.setAutoCommit(false);
-    config.setMaximumPoolSize(4);
-    config.setPoolName("pooled-context");
-    manualCommitPool = new HikariDataSource(config);
+    manualCommitPool = db.newManualCommitPool(4, "pooled-context");
     pooled = DSL.using(manualCommitPool, SQLDialect.POSTGRES);
     inbox = Inbox.builder().schema(db.schema()).build();
   }

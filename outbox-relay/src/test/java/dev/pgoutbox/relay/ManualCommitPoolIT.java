@@ -2,7 +2,6 @@ package dev.pgoutbox.relay;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import dev.pgoutbox.core.Inbox;
 import dev.pgoutbox.db.OutboxSchema;
@@ -39,12 +38,7 @@ class ManualCommitPoolIT {
 
   @BeforeAll
   static void setUp() {
-    HikariConfig config = new HikariConfig();
-    config.setJdbcUrl(db.jdbcUrl());
-    config.setAutoCommit(false);
-    config.setMaximumPoolSize(6);
-    config.setPoolName("manual-commit");
-    manualCommitPool = new HikariDataSource(config);
+    manualCommitPool = db.newManualCommitPool(6, "manual-commit");
     admin = OutboxAdmin.builder().dataSource(manualCommitPool).schema(db.schema()).build();
   }
 

@@ -127,11 +127,25 @@ public final class TestSchema implements BeforeAllCallback, AfterAllCallback {
 
   /** A new pool of {@code size} connections on this schema; the caller closes it. */
   public HikariDataSource newPool(int size) {
+    return newPool(size, true, "test-" + schema);
+  }
+
+  /**
+   * A new pool whose connections come with auto-commit off, as a host configures it for JPA ({@code
+   * spring.datasource.hikari.auto-commit=false}): what is not committed is rolled back when a
+   * connection goes back. The caller closes it.
+   */
+  public HikariDataSource newManualCommitPool(int size, String name) {
+    return newPool(size, false, name);
+  }
+
+  private HikariDataSource newPool(int size, boolean autoCommit, String name) {
     HikariConfig config = new HikariConfig();
     config.setJdbcUrl(jdbcUrl());
+    config.setAutoCommit(autoCommit);
     config.setMaximumPoolSize(size);
     config.setMinimumIdle(0);
-    config.setPoolName("test-" + schema);
+    config.setPoolName(name);
     return new HikariDataSource(config);
   }
 

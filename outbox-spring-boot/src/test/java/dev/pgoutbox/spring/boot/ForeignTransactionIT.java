@@ -3,7 +3,6 @@ package dev.pgoutbox.spring.boot;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import dev.pgoutbox.core.Outbox;
 import dev.pgoutbox.core.OutboxEvent;
@@ -44,8 +43,8 @@ class ForeignTransactionIT {
   @BeforeAll
   static void setUp() {
     db.execute("CREATE TABLE orders (id text PRIMARY KEY)");
-    outboxPool = manualCommitPool("outbox");
-    otherPool = manualCommitPool("other");
+    outboxPool = db.newManualCommitPool(3, "foreign-tx-outbox");
+    otherPool = db.newManualCommitPool(3, "foreign-tx-other");
     springOutbox = new SpringOutbox(Outbox.builder().schema(db.schema()).build(), outboxPool);
   }
 
@@ -58,15 +57,6 @@ class ForeignTransactionIT {
   @BeforeEach
   void empty() {
     db.execute("TRUNCATE orders, outbox_events");
-  }
-
-  private static HikariDataSource manualCommitPool(String name) {
-    HikariConfig config = new HikariConfig();
-    config.setJdbcUrl(db.jdbcUrl());
-    config.setAutoCommit(false);
-    config.setMaximumPoolSize(3);
-    config.setPoolName("foreign-tx-" + name);
-    return new HikariDataSource(config);
   }
 
   @Test

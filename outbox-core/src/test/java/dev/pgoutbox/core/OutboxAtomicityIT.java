@@ -9,6 +9,7 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.sql.Statement;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
@@ -146,6 +147,30 @@ class OutboxAtomicityIT {
         .isInstanceOf(OutboxException.class)
         .hasMessageContaining("auto-commit mode");
     assertThat(Stored.eventCount(db)).isZero();
+  }
+
+  /**
+   * Auto-commit on with a transaction open on the server (a host's own {@code BEGIN}; pgjdbc's XA
+   * branches look the same, see {@code TwoPhaseCommitIT}): the event joins that transaction and
+   * goes wherever it goes.
+   */
+  @Test
+  void anAutoCommitConnectionInsideAnExplicitBeginJoinsThatTransaction() throws SQLException {
+    try (Connection connection = db.dataSource().getConnection();
+        Statement statement = connection.createStatement()) {
+      connection.setAutoCommit(true);
+      statement.execute("BEGIN");
+      insertOrder(connection, 11);
+      outbox.append(connection, created(11));
+      statement.execute("ROLLBACK");
+      assertThat(Stored.eventCount(db)).as("rolled back with the order").isZero();
+
+      statement.execute("BEGIN");
+      insertOrder(connection, 12);
+      outbox.append(connection, created(12));
+      statement.execute("COMMIT");
+    }
+    assertThat(Stored.eventCount(db)).as("committed with the order").isOne();
   }
 
   @Test

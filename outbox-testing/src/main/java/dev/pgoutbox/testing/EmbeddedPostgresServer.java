@@ -73,10 +73,19 @@ public final class EmbeddedPostgresServer implements AutoCloseable {
 
   /**
    * Settings of a server that can decode its WAL: {@code wal_level=logical} and room for ten
-   * replication slots and WAL senders (the WAL relay, {@code pg_logical_slot_get_binary_changes}).
+   * replication slots and WAL senders (the WAL relay, {@code pg_logical_slot_get_binary_changes}),
+   * and for ten prepared transactions (two-phase commit, off by default in PostgreSQL).
    */
   public static final Map<String, String> LOGICAL_DECODING =
-      Map.of("wal_level", "logical", "max_replication_slots", "10", "max_wal_senders", "10");
+      Map.of(
+          "wal_level",
+          "logical",
+          "max_replication_slots",
+          "10",
+          "max_wal_senders",
+          "10",
+          "max_prepared_transactions",
+          "10");
 
   /**
    * {@link #start()} with extra server settings (e.g. {@link #LOGICAL_DECODING}), kept across

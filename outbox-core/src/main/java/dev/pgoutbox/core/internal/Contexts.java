@@ -9,6 +9,8 @@ import org.jooq.conf.Settings;
 import org.jooq.exception.DataAccessException;
 import org.jooq.impl.DSL;
 import org.postgresql.PGConnection;
+import org.postgresql.core.BaseConnection;
+import org.postgresql.core.TransactionState;
 
 /** jOOQ contexts on the host's transaction, rendering pgoutbox's tables into their schema. */
 public final class Contexts {
@@ -102,16 +104,20 @@ public final class Contexts {
     }
   }
 
-  /** Whether a JDBC connection is in a transaction, i.e. not in auto-commit mode. */
-  public static boolean inTransaction(Connection connection) {
-    try {
-      return !autoCommit(connection);
-    } catch (SQLException e) {
-      throw new DataAccessException("Could not read the connection's auto-commit mode", e);
-    }
-  }
-
+  /**
+   * Whether each statement on {@code connection} would commit on its own: auto-commit mode with no
+   * transaction open on the server. pgjdbc's XA connections (42.7.13 and later) keep auto-commit on
+   * while their branch's transaction is open ({@code XAResource.start} sends {@code BEGIN}), as
+   * does a host that sent {@code BEGIN} itself; the driver's transaction state tells them apart. A
+   * connection that cannot unwrap to pgjdbc's counts as in auto-commit mode, as its flag says.
+   */
   private static boolean autoCommit(Connection connection) throws SQLException {
-    return connection.getAutoCommit();
+    if (!connection.getAutoCommit()) {
+      return false;
+    }
+    if (!connection.isWrapperFor(BaseConnection.class)) {
+      return true;
+    }
+    return connection.unwrap(BaseConnection.class).getTransactionState() == TransactionState.IDLE;
   }
 }

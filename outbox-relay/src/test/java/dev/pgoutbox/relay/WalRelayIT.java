@@ -16,6 +16,7 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.sql.Savepoint;
 import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -92,6 +93,38 @@ class WalRelayIT {
         .as("delivered first, inserted last")
         .isGreaterThan(positions.get(1));
     Eventually.await("both completed", () -> pending() == 0);
+  }
+
+  /**
+   * A nested transaction rolled back to its savepoint (Spring's {@code PROPAGATION_NESTED}) while
+   * the outer one commits: the slot streams the outer transaction's inserts only, so the events of
+   * the rolled-back subtransaction never reach the publisher, and the ones after it keep their
+   * order.
+   */
+  @Test
+  void anEventRolledBackToASavepointIsNeverPublished() throws Exception {
+    RecordingPublisher publisher = new RecordingPublisher();
+    WalRelay relay = relay("savepoint", publisher, config().build());
+    relay.start();
+    Eventually.await("the reader attached", relay::isReading);
+    Outbox outbox = Outbox.builder().schema(db.schema()).build();
+
+    try (Connection connection = db.connect()) {
+      connection.setAutoCommit(false);
+      outbox.append(connection, event("o-1", 1));
+      Savepoint nested = connection.setSavepoint();
+      outbox.append(connection, event("o-1", 99));
+      outbox.append(connection, event("o-2", 99));
+      connection.rollback(nested);
+      outbox.append(connection, event("o-1", 2));
+      connection.commit();
+    }
+
+    Eventually.await("the committed events completed", () -> pending() == 0);
+    assertThat(publisher.deliveredPayloads())
+        .extracting(DeliveryChecker::seqOf)
+        .containsExactly(1, 2);
+    assertThat(db.queryLong("select count(*) from outbox_events")).isEqualTo(2);
   }
 
   @Test

@@ -70,6 +70,12 @@ public final class WalRelay implements AutoCloseable {
   /** Default pause between attempts to attach to the slot while another instance streams it. */
   public static final Duration DEFAULT_ATTACH_RETRY_INTERVAL = Duration.ofSeconds(1);
 
+  /**
+   * Default of how long the first start waits for its new slot ({@link
+   * Builder#slotCreationTimeout}).
+   */
+  public static final Duration DEFAULT_SLOT_CREATION_TIMEOUT = Duration.ofSeconds(30);
+
   /** Threads of the executor the relay creates when none is given. */
   public static final int OWN_THREADS = 3;
 
@@ -116,7 +122,8 @@ public final class WalRelay implements AutoCloseable {
     this.attachRetry = b.attachRetry;
     String slotName = b.slotName != null ? b.slotName : defaultName(schema);
     String publicationName = b.publicationName != null ? b.publicationName : slotName;
-    this.slot = new WalSlot(dataSource, schema, slotName, publicationName, log);
+    this.slot =
+        new WalSlot(dataSource, schema, slotName, publicationName, log, b.slotCreationTimeout);
     this.drainerRunner =
         new BatchRunner(
             dataSource,
@@ -404,6 +411,7 @@ public final class WalRelay implements AutoCloseable {
     private Properties replicationProperties = new Properties();
     private boolean createSlot = true;
     private Duration attachRetry = DEFAULT_ATTACH_RETRY_INTERVAL;
+    private Duration slotCreationTimeout = DEFAULT_SLOT_CREATION_TIMEOUT;
 
     private Builder() {}
 
@@ -441,6 +449,23 @@ public final class WalRelay implements AutoCloseable {
      */
     public Builder createSlot(boolean createSlot) {
       this.createSlot = createSlot;
+      return this;
+    }
+
+    /**
+     * How long {@code start()} waits to create a missing slot (default 30 s, at least 1 s, whole
+     * seconds). PostgreSQL finishes a logical slot only once every transaction that was running
+     * when it began has ended; one left open, or prepared and never resolved, would hold the start
+     * for as long. Past this, the start fails naming those transactions, and nothing is created.
+     */
+    public Builder slotCreationTimeout(Duration timeout) {
+      requireNonNull(timeout, "slotCreationTimeout must not be null");
+      if (timeout.compareTo(Duration.ofSeconds(1)) < 0
+          || timeout.compareTo(Duration.ofHours(1)) > 0) {
+        throw new IllegalArgumentException(
+            "slotCreationTimeout must be between 1 s and 1 h, was " + timeout);
+      }
+      this.slotCreationTimeout = timeout;
       return this;
     }
 

@@ -7,10 +7,16 @@ import dev.pgoutbox.core.OutboxException;
 import dev.pgoutbox.relay.testing.RecordingPublisher;
 import dev.pgoutbox.testing.Eventually;
 import dev.pgoutbox.testing.TestSchema;
+import java.sql.Connection;
+import java.sql.Statement;
 import java.time.Duration;
 import java.util.List;
 import java.util.Properties;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.postgresql.ds.PGSimpleDataSource;
@@ -58,6 +64,83 @@ class WalRelayStartIT {
         .isInstanceOf(OutboxException.class)
         .hasMessageContaining("pgoutbox-relay[nowhere] - could not register in the relay registry");
     assertThat(relay.isRunning()).isFalse();
+  }
+
+  /**
+   * PostgreSQL creates a logical slot only once every transaction that was running when it began
+   * has ended. A transaction left open (a session idle in transaction, a long batch job) made the
+   * first start wait for as long as it stayed open, on the host's start-up thread, saying nothing.
+   */
+  @Test
+  void aTransactionLeftOpenFailsTheFirstStartNamingItInsteadOfHangingIt() throws Exception {
+    try (Connection blocker = logical.connect()) {
+      blocker.setAutoCommit(false);
+      int pid = TestSchema.backendPid(blocker);
+      try (Statement statement = blocker.createStatement()) {
+        statement.execute("select pg_current_xact_id()"); // as a transaction that wrote
+      }
+      WalRelay relay = heldUpRelay("held_up");
+
+      assertThatThrownBy(() -> startWithin(relay))
+          .isInstanceOf(OutboxException.class)
+          .hasMessageContaining("could not create replication slot held_up within PT1S")
+          .hasMessageContaining("session pid " + pid)
+          .hasMessageContaining("nothing was created");
+      assertThat(slotExists("held_up")).isFalse();
+      assertThat(relay.isRunning()).isFalse();
+      blocker.commit();
+    }
+    WalRelay relay = heldUpRelay("held_up");
+    startWithin(relay);
+    assertThat(slotExists("held_up")).as("created once the transaction ended").isTrue();
+    relay.stop(Duration.ofSeconds(5));
+    Eventually.await("slot dropped", () -> logical.dropReplicationSlot("held_up"));
+  }
+
+  /** An in-doubt prepared transaction (a transaction manager that died between its phases). */
+  @Test
+  void anOrphanedPreparedTransactionFailsTheFirstStartNamingHowToEndIt() throws Exception {
+    try (Connection orphan = logical.connect();
+        Statement statement = orphan.createStatement()) {
+      statement.execute("begin");
+      statement.execute("set local pgoutbox.notify = off");
+      statement.execute("select pg_current_xact_id()");
+      statement.execute("prepare transaction 'start_it_orphan'");
+    }
+    try {
+      WalRelay relay = heldUpRelay("orphaned");
+      assertThatThrownBy(() -> startWithin(relay))
+          .isInstanceOf(OutboxException.class)
+          .hasMessageContaining("prepared transaction 'start_it_orphan'")
+          .hasMessageContaining("ROLLBACK PREPARED");
+      assertThat(slotExists("orphaned")).isFalse();
+    } finally {
+      logical.execute("rollback prepared 'start_it_orphan'");
+    }
+  }
+
+  private static WalRelay heldUpRelay(String slot) {
+    return builder(logical, slot, RelayListener.NONE)
+        .slotCreationTimeout(Duration.ofSeconds(1))
+        .build();
+  }
+
+  /** Starts {@code relay} on another thread and waits at most 60 s for it, failing if it hangs. */
+  private static void startWithin(WalRelay relay) throws Exception {
+    CompletableFuture<Void> start = CompletableFuture.runAsync(relay::start);
+    try {
+      start.get(60, TimeUnit.SECONDS);
+    } catch (ExecutionException e) {
+      throw (Exception) e.getCause();
+    } catch (TimeoutException e) {
+      throw new AssertionError("WalRelay.start() still waiting after 60 s", e);
+    }
+  }
+
+  private static boolean slotExists(String slot) {
+    return logical.queryLong(
+            "select count(*) from pg_replication_slots where slot_name = '" + slot + "'")
+        > 0;
   }
 
   @Test

@@ -8,6 +8,8 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import javax.sql.DataSource;
 import org.jspecify.annotations.Nullable;
 
@@ -22,15 +24,25 @@ public final class WalSlot {
   private final String slotName;
   private final String publicationName;
   private final RelayLog log;
+  private final Duration creationTimeout;
 
-  /** The slot {@code slotName} and publication {@code publicationName} of the outbox in schema. */
+  /**
+   * The slot {@code slotName} and publication {@code publicationName} of the outbox in schema;
+   * creating the slot gives up after {@code creationTimeout}.
+   */
   public WalSlot(
-      DataSource dataSource, String schema, String slotName, String publicationName, RelayLog log) {
+      DataSource dataSource,
+      String schema,
+      String slotName,
+      String publicationName,
+      RelayLog log,
+      Duration creationTimeout) {
     this.dataSource = dataSource;
     this.schema = schema;
     this.slotName = slotName;
     this.publicationName = publicationName;
     this.log = log;
+    this.creationTimeout = creationTimeout;
   }
 
   /** The slot's name. */
@@ -226,10 +238,30 @@ public final class WalSlot {
   private void createSlot(Connection connection) throws SQLException {
     try (PreparedStatement ps = connection.prepareStatement(WalStatements.CREATE_SLOT)) {
       ps.setString(1, slotName);
+      // PostgreSQL finishes a logical slot once every transaction running when it began has ended:
+      // one left open (or prepared and never resolved) would hold the start for as long.
+      ps.setQueryTimeout((int) Math.max(1, creationTimeout.toSeconds()));
       ps.execute();
     } catch (SQLException e) {
       if ("42710".equals(e.getSQLState())) {
         return; // Another instance created it meanwhile, and parks the backlog.
+      }
+      if ("57014".equals(e.getSQLState())) {
+        throw new OutboxException(
+            "pgoutbox-relay["
+                + log.relayName()
+                + "] - could not create replication slot "
+                + slotName
+                + " within "
+                + creationTimeout
+                + ": PostgreSQL creates a logical slot once every transaction that was running when"
+                + " it began has ended, and these had not: "
+                + openTransactions(connection)
+                + ". End them (COMMIT PREPARED or ROLLBACK PREPARED '<gid>' for a prepared"
+                + " transaction; commit, roll back or pg_terminate_backend(pid) for a session),"
+                + " then start again; nothing was created (WalRelay.Builder.slotCreationTimeout"
+                + " sets how long the start waits)",
+            e);
       }
       throw new OutboxException(
           "pgoutbox-relay["
@@ -267,6 +299,20 @@ public final class WalSlot {
             + " relay",
         slotName,
         parked);
+  }
+
+  /** The transactions that hold up a slot's creation, as the message of a failed start. */
+  private static String openTransactions(Connection connection) {
+    List<String> found = new ArrayList<>();
+    try (Statement s = connection.createStatement();
+        ResultSet rs = s.executeQuery(WalStatements.OPEN_TRANSACTIONS)) {
+      while (rs.next()) {
+        found.add(rs.getString(1));
+      }
+    } catch (SQLException e) {
+      return "(they could not be listed: " + e.getMessage() + ")";
+    }
+    return found.isEmpty() ? "none is open any more" : String.join("; ", found);
   }
 
   /**

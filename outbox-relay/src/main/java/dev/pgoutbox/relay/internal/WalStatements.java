@@ -87,6 +87,20 @@ final class WalStatements {
   /** Binds 1 and 2: the slot name and the plugin. */
   static final String CREATE_SLOT = "SELECT pg_create_logical_replication_slot(?, 'pgoutput')";
 
+  /**
+   * The transactions with an id still open, across the server (a new logical slot waits for each of
+   * them): prepared ones with their gid, then sessions with their pid, oldest first.
+   */
+  static final String OPEN_TRANSACTIONS =
+      "SELECT format('prepared transaction %L (prepared at %s, owner %s, database %s)',"
+          + " gid, prepared, owner, database) FROM (SELECT * FROM pg_prepared_xacts"
+          + " ORDER BY prepared) p"
+          + " UNION ALL"
+          + " SELECT format('session pid %s (user %s, database %s, application %L, %s since %s)',"
+          + " pid, usename, datname, application_name, state, xact_start)"
+          + " FROM (SELECT * FROM pg_stat_activity WHERE backend_xid IS NOT NULL"
+          + " AND pid <> pg_backend_pid() ORDER BY xact_start) a";
+
   /** Bind 1: the slot name. */
   static final String DROP_SLOT = "SELECT pg_drop_replication_slot(?)";
 

@@ -3,13 +3,12 @@ package dev.pgoutbox.relay;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.pgoutbox.core.Outbox;
-import dev.pgoutbox.core.OutboxEvent;
+import dev.pgoutbox.relay.testing.EventRows;
 import dev.pgoutbox.relay.testing.RecordingPublisher;
 import dev.pgoutbox.testing.Eventually;
 import dev.pgoutbox.testing.TestSchema;
 import java.time.Duration;
 import java.util.List;
-import java.util.Map;
 import java.util.Properties;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
@@ -120,13 +119,7 @@ class HandWrittenTimestampsIT {
 
   private static void appendAfter() {
     Outbox outbox = Outbox.builder().schema(db.schema()).build();
-    db.dsl()
-        .transaction(
-            tx ->
-                outbox.append(
-                    tx.dsl(),
-                    OutboxEvent.of(
-                        "order", "after", "order.step", Map.of("aggregate", "after", "seq", 1))));
+    db.dsl().transaction(tx -> outbox.append(tx.dsl(), EventRows.event("after", 1)));
   }
 
   private static void assertPublishedOnce(RecordingPublisher publisher) {

@@ -1,5 +1,6 @@
 package dev.pgoutbox.relay;
 
+import static dev.pgoutbox.relay.testing.EventRows.event;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -15,7 +16,6 @@ import java.sql.PreparedStatement;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -281,10 +281,5 @@ class TwoPhaseCommitIT {
     public byte[] getBranchQualifier() {
       return new byte[] {1};
     }
-  }
-
-  private static OutboxEvent event(String aggregate, int seq) {
-    return OutboxEvent.of(
-        "order", aggregate, "order.step", Map.of("aggregate", aggregate, "seq", seq));
   }
 }

@@ -1,5 +1,6 @@
 package dev.pgoutbox.relay;
 
+import static dev.pgoutbox.relay.testing.EventRows.event;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -730,11 +731,6 @@ class WalRelayIT {
       written.put("agg-" + a, fromSeq + seqs - 1);
     }
     return written;
-  }
-
-  private static OutboxEvent event(String aggregate, int seq) {
-    return OutboxEvent.of(
-        "order", aggregate, "order.step", Map.of("aggregate", aggregate, "seq", seq));
   }
 
   private static long count(RecordingPublisher publisher, String aggregatePrefix) {

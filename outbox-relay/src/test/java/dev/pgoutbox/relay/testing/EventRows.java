@@ -2,17 +2,26 @@ package dev.pgoutbox.relay.testing;
 
 import static dev.pgoutbox.db.jooq.Tables.OUTBOX_EVENTS;
 
+import dev.pgoutbox.core.OutboxEvent;
+import java.util.Map;
 import java.util.UUID;
 import org.jooq.DSLContext;
 import org.jooq.JSONB;
 
 /**
  * Writes outbox rows straight through the generated table, as a writer would, with the checker's
- * {@code {"aggregate": a, "seq": n}} payload.
+ * {@code {"aggregate": a, "seq": n}} payload; {@link #event} makes the same event for {@code
+ * Outbox.append}.
  */
 public final class EventRows {
 
   private EventRows() {}
+
+  /** The event of aggregate {@code order/<aggregate>} with sequence number {@code seq}. */
+  public static OutboxEvent event(String aggregate, int seq) {
+    return OutboxEvent.of(
+        "order", aggregate, "order.step", Map.of("aggregate", aggregate, "seq", seq));
+  }
 
   /** Inserts one event of aggregate {@code order/<aggregate>} with sequence number {@code seq}. */
   public static UUID insert(DSLContext dsl, String aggregate, int seq) {

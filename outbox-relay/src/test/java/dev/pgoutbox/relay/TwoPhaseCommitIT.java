@@ -13,11 +13,14 @@ import dev.pgoutbox.testing.TestSchema;
 import java.nio.ByteBuffer;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
+import java.sql.SQLException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import javax.sql.XAConnection;
 import javax.transaction.xa.XAException;
@@ -112,6 +115,48 @@ class TwoPhaseCommitIT {
 
     assertThat(db.queryLong("SELECT count(*) FROM outbox_events")).isZero();
     assertThat(db.queryLong("SELECT count(*) FROM " + db.schema() + ".xa_orders")).isZero();
+  }
+
+  /**
+   * A prepared transaction keeps the writer's per-aggregate lock until its outcome: a later writer
+   * of the same aggregate waits for it, so its event gets the later position and commits after, and
+   * the relay publishes the two in order. Had the prepare released the lock, the later writer could
+   * commit first and the table relay, which follows positions, would publish it first.
+   */
+  @Test
+  void aWriterOfTheSameAggregateWaitsForThePreparedTransaction() throws Exception {
+    RecordingPublisher publisher = new RecordingPublisher();
+    OutboxRelay relay = tableRelay(publisher);
+    Outbox outbox = Outbox.builder().schema(db.schema()).build();
+    Branch first = begin(silentSession(), "o-1", 1);
+    first.prepare();
+
+    try (Connection later = db.connect()) {
+      later.setAutoCommit(false);
+      int pid = TestSchema.backendPid(later);
+      CompletableFuture<Void> written =
+          CompletableFuture.runAsync(
+              () -> {
+                try {
+                  outbox.append(later, event("o-1", 2));
+                  later.commit();
+                } catch (SQLException e) {
+                  throw new IllegalStateException(e);
+                }
+              });
+      db.awaitWaitingForLock(pid, "advisory");
+      assertThat(relay.runOnce()).as("nothing committed yet").isZero();
+
+      first.commit();
+      written.get(30, TimeUnit.SECONDS);
+    }
+
+    while (relay.runOnce() > 0) {
+      // claim until both are published
+    }
+    assertThat(publisher.deliveredPayloads())
+        .extracting(DeliveryChecker::seqOf)
+        .containsExactly(1, 2);
   }
 
   /**

@@ -169,17 +169,25 @@ public final class OutboxAdmin {
                 dsl.connectionResult(c -> WalSlot.read(c, schema, slotName))));
   }
 
-  /** Age of the oldest open transaction in this database (it holds back vacuum); zero if none. */
+  /**
+   * Age of the oldest open transaction in this database (it holds back vacuum); zero if none. A
+   * session's counts from its start, a prepared transaction's (two-phase commit) from its {@code
+   * PREPARE}: one its transaction manager never resolved has no session left in {@code
+   * pg_stat_activity} and holds vacuum back all the same.
+   */
   public Duration oldestTransactionAge() {
     return wrap(
-        "read pg_stat_activity",
+        "read pg_stat_activity and pg_prepared_xacts",
         () -> {
           Long millis =
               dsl.resultQuery(
-                      "select coalesce(max((extract(epoch from clock_timestamp() - xact_start) * 1000)::bigint), 0)"
-                          + " from pg_stat_activity where datname = current_database()"
+                      "select coalesce(max((extract(epoch from clock_timestamp() - began) * 1000)::bigint), 0)"
+                          + " from (select xact_start as began from pg_stat_activity"
+                          + " where datname = current_database()"
                           + " and (backend_xid is not null or backend_xmin is not null)"
-                          + " and pid <> pg_backend_pid()")
+                          + " and pid <> pg_backend_pid()"
+                          + " union all select prepared from pg_prepared_xacts"
+                          + " where database = current_database()) open_transactions")
                   .fetchOne(0, Long.class);
           return Duration.ofMillis(millis == null ? 0 : Math.max(0, millis));
         });

@@ -68,10 +68,10 @@ class TwoPhaseCommitIT {
       c.close();
     }
     executors.forEach(ScheduledExecutorService::shutdownNow);
-    db.execute(
-        "DO $$ DECLARE g text; BEGIN FOR g IN SELECT gid FROM pg_prepared_xacts"
-            + " WHERE database = current_database() LOOP"
-            + " EXECUTE format('ROLLBACK PREPARED %L', g); END LOOP; END $$");
+    // ROLLBACK PREPARED runs only as a statement of its own, never inside a DO block.
+    for (String gid : preparedTransactions()) {
+      db.execute("ROLLBACK PREPARED '" + gid.replace("'", "''") + "'");
+    }
   }
 
   @Test
@@ -160,6 +160,32 @@ class TwoPhaseCommitIT {
   }
 
   /**
+   * A transaction manager that dies between its phases leaves the prepared transaction behind, with
+   * no session: it holds back vacuum of the outbox like any open transaction, so it must show in
+   * the signal operators alert on ({@code outbox_oldest_transaction_age_seconds}, the relay's
+   * vacuum warning), which read only the sessions of {@code pg_stat_activity}.
+   */
+  @Test
+  void anOrphanedPreparedTransactionShowsAsTheOldestOpenTransaction() throws Exception {
+    OutboxAdmin admin =
+        OutboxAdmin.builder().dataSource(db.dataSource()).schema(db.schema()).build();
+    Branch orphan = begin(silentSession(), "o-1", 1);
+    orphan.prepare();
+    closing.removeLast().close(); // its XA connection closed: nothing but the prepared transaction
+
+    Eventually.await(
+        "prepared 200 ms ago",
+        () ->
+            db.queryLong(
+                    "SELECT (extract(epoch FROM clock_timestamp() - prepared) * 1000)::bigint"
+                        + " FROM pg_prepared_xacts WHERE database = current_database()")
+                >= 200);
+
+    assertThat(admin.oldestTransactionAge()).isGreaterThanOrEqualTo(Duration.ofMillis(200));
+    assertThat(admin.stats().oldestTransactionAge()).isGreaterThanOrEqualTo(Duration.ofMillis(200));
+  }
+
+  /**
    * The prepared event has the lowest position but commits last, after the relay published later
    * events of other aggregates and its low-water mark passed it; no notification announces it.
    */
@@ -217,6 +243,12 @@ class TwoPhaseCommitIT {
     assertThat(publisher.deliveredPayloads())
         .extracting(DeliveryChecker::seqOf)
         .containsExactly(1, 2);
+  }
+
+  private static List<String> preparedTransactions() {
+    return db.dsl()
+        .fetch("SELECT gid FROM pg_prepared_xacts WHERE database = current_database()")
+        .getValues(0, String.class);
   }
 
   private OutboxRelay tableRelay(Publisher publisher) {

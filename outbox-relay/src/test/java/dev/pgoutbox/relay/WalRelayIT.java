@@ -93,7 +93,29 @@ class WalRelayIT {
     assertThat(positions.get(0))
         .as("delivered first, inserted last")
         .isGreaterThan(positions.get(1));
-    Eventually.await("both completed", () -> pending() == 0);
+    // Failed once in CI (2026-12-03): published, never completed within 20 s, nothing logged.
+    // Should it recur, the message says where the rows and the relay's sessions stood.
+    Eventually.until(
+        Eventually.DEADLINE, () -> pending() == 0, () -> "both completed; " + completionState());
+  }
+
+  /** The outbox rows and the relay's sessions, for a failed wait for completion. */
+  private static String completionState() {
+    return "rows "
+        + db.dsl()
+            .fetch(
+                "select position, processed_at is not null as done, parked, attempts"
+                    + " from outbox_events order by position")
+            .formatCSV(false)
+            .replace('\n', ' ')
+        + "; sessions "
+        + db.dsl()
+            .fetch(
+                "select pid, application_name, state, wait_event_type, wait_event,"
+                    + " left(query, 60) from pg_stat_activity"
+                    + " where datname = current_database() and pid <> pg_backend_pid()")
+            .formatCSV(false)
+            .replace('\n', ' ');
   }
 
   /**

@@ -5,11 +5,11 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.pgoutbox.core.Outbox;
 import dev.pgoutbox.relay.testing.EventRows;
 import dev.pgoutbox.relay.testing.RecordingPublisher;
+import dev.pgoutbox.relay.testing.TestWalRelays;
 import dev.pgoutbox.testing.Eventually;
 import dev.pgoutbox.testing.TestSchema;
 import java.time.Duration;
 import java.util.List;
-import java.util.Properties;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import org.junit.jupiter.api.AfterEach;
@@ -79,16 +79,9 @@ class HandWrittenTimestampsIT {
   void theWalRelayPublishesThemAndTheEventsAfterThem() {
     RecordingPublisher publisher = new RecordingPublisher();
     walRelay =
-        WalRelay.builder()
+        TestWalRelays.builder(db, "odd_timestamps", publisher)
             .name("odd-timestamps")
-            .dataSource(db.dataSource())
-            .schema(db.schema())
-            .publisher(publisher)
-            .slotName("odd_timestamps")
-            .publicationName("pub_" + db.schema())
-            .attachRetryInterval(Duration.ofMillis(200))
             .executor(executor)
-            .replicationConnection(db.jdbcUrl(), new Properties())
             .build();
     walRelay.start();
     Eventually.await("the reader attached", walRelay::isReading);

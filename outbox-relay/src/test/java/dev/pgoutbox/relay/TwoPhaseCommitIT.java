@@ -7,6 +7,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import dev.pgoutbox.core.Outbox;
 import dev.pgoutbox.core.OutboxEvent;
 import dev.pgoutbox.relay.testing.RecordingPublisher;
+import dev.pgoutbox.relay.testing.TestWalRelays;
 import dev.pgoutbox.testing.DeliveryChecker;
 import dev.pgoutbox.testing.Eventually;
 import dev.pgoutbox.testing.TestSchema;
@@ -265,18 +266,7 @@ class TwoPhaseCommitIT {
   }
 
   private WalRelay walRelay(String slot, Publisher publisher) {
-    WalRelay relay =
-        WalRelay.builder()
-            .name("wal-" + slot)
-            .dataSource(db.dataSource())
-            .schema(db.schema())
-            .publisher(publisher)
-            .slotName(slot)
-            .publicationName("pub_" + db.schema())
-            .attachRetryInterval(Duration.ofMillis(200))
-            .executor(executor())
-            .replicationConnection(db.jdbcUrl(), new java.util.Properties())
-            .build();
+    WalRelay relay = TestWalRelays.builder(db, slot, publisher).executor(executor()).build();
     closing.add(
         () -> {
           relay.stop(Duration.ofSeconds(2));

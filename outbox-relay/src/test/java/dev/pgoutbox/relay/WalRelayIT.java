@@ -8,6 +8,7 @@ import dev.pgoutbox.core.Outbox;
 import dev.pgoutbox.core.OutboxEvent;
 import dev.pgoutbox.relay.micrometer.MicrometerRelayMetrics;
 import dev.pgoutbox.relay.testing.RecordingPublisher;
+import dev.pgoutbox.relay.testing.TestWalRelays;
 import dev.pgoutbox.testing.DeliveryChecker;
 import dev.pgoutbox.testing.Eventually;
 import dev.pgoutbox.testing.TcpProxy;
@@ -720,18 +721,10 @@ class WalRelayIT {
       slots.add(slot);
     }
     WalRelay relay =
-        WalRelay.builder()
-            .name("wal-" + slot)
-            .dataSource(db.dataSource())
-            .schema(db.schema())
-            .publisher(publisher)
+        TestWalRelays.builder(db, slot, publisher)
             .config(config)
-            .slotName(slot)
-            .publicationName("pub_" + db.schema())
-            .attachRetryInterval(Duration.ofMillis(200))
             .executor(executor)
             .listener(listener)
-            .replicationConnection(db.jdbcUrl(), new java.util.Properties())
             .build();
     relays.add(relay);
     return relay;

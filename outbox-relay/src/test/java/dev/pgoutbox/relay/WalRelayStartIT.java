@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.pgoutbox.core.OutboxException;
 import dev.pgoutbox.relay.testing.RecordingPublisher;
+import dev.pgoutbox.relay.testing.TestWalRelays;
 import dev.pgoutbox.testing.Eventually;
 import dev.pgoutbox.testing.TestSchema;
 import java.sql.Connection;
@@ -213,15 +214,9 @@ class WalRelayStartIT {
   }
 
   private static WalRelay.Builder builder(TestSchema db, String slot, RelayListener listener) {
-    return WalRelay.builder()
+    return TestWalRelays.builder(db, slot, new RecordingPublisher())
         .name("start-" + slot)
-        .dataSource(db.dataSource())
-        .schema(db.schema())
-        .publisher(new RecordingPublisher())
-        .slotName(slot)
-        .publicationName("pub_" + db.schema())
         .listener(listener)
-        .config(RelayConfig.builder().metricsRefreshInterval(Duration.ofMillis(100)).build())
-        .replicationConnection(db.jdbcUrl(), new Properties());
+        .config(RelayConfig.builder().metricsRefreshInterval(Duration.ofMillis(100)).build());
   }
 }

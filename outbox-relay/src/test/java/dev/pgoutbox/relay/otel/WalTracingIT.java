@@ -12,6 +12,7 @@ import dev.pgoutbox.relay.RelayConfig;
 import dev.pgoutbox.relay.WalRelay;
 import dev.pgoutbox.relay.testing.ExportedSpans;
 import dev.pgoutbox.relay.testing.RecordingWebhookReceiver;
+import dev.pgoutbox.relay.testing.TestWalRelays;
 import dev.pgoutbox.relay.webhook.WebhookPublisher;
 import dev.pgoutbox.testing.Eventually;
 import dev.pgoutbox.testing.TestSchema;
@@ -168,21 +169,14 @@ class WalTracingIT {
   private WalRelay started(String slot, Publisher publisher) {
     slots.add(slot);
     WalRelay relay =
-        WalRelay.builder()
+        TestWalRelays.builder(db, slot, publisher)
             .name("wal-" + slot.replace('_', '-'))
-            .dataSource(db.dataSource())
-            .schema(db.schema())
-            .publisher(publisher)
             .tracing(OpenTelemetryTracing.create(otel))
             .config(
                 RelayConfig.builder()
                     .pollInterval(Duration.ofMillis(50))
                     .backoff(IntervalFunction.of(Duration.ofMillis(20)))
                     .build())
-            .slotName(slot)
-            .publicationName("pub_" + db.schema())
-            .attachRetryInterval(Duration.ofMillis(200))
-            .replicationConnection(db.jdbcUrl(), new java.util.Properties())
             .build();
     relays.add(relay);
     relay.start();

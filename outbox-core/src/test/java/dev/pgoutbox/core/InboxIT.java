@@ -13,10 +13,12 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.jooq.DSLContext;
 import org.jooq.SQLDialect;
@@ -66,38 +68,56 @@ class InboxIT {
     AtomicInteger runs = new AtomicInteger();
     CountDownLatch start = new CountDownLatch(1);
     List<Future<Boolean>> deliveries = new ArrayList<>();
-    for (int i = 0; i < DELIVERIES; i++) {
-      deliveries.add(
-          executor.submit(
-              () -> {
-                start.await();
-                return consumer.transactionResult(
-                    tx ->
-                        inbox.handleOnce(
-                            tx.dsl(),
-                            "billing",
-                            eventId,
-                            () -> {
-                              runs.incrementAndGet();
-                              invoice(tx.dsl(), eventId, "billing");
-                              // Hold the transaction open until every other delivery is in
-                              // flight, blocked by this one's inbox row.
-                              long pid =
-                                  tx.dsl().fetchValue(DSL.field("pg_backend_pid()", Long.class));
-                              waitForDeliveriesBlockedBy(pid, DELIVERIES - 1, deliveries);
-                            }));
-              }));
-    }
-    start.countDown();
-    int ran = 0;
-    for (Future<Boolean> delivery : deliveries) {
-      // Longer than the first delivery's own wait, so that its diagnosis is what fails the test.
-      if (delivery.get(2 * Eventually.DEADLINE.toSeconds(), TimeUnit.SECONDS)) {
-        ran++;
+    // The watch has a connection of its own: the deliveries hold theirs while it looks.
+    try (Connection watch = db.connect()) {
+      for (int i = 0; i < DELIVERIES; i++) {
+        deliveries.add(
+            executor.submit(
+                () -> {
+                  start.await();
+                  return consumer.transactionResult(
+                      tx ->
+                          inbox.handleOnce(
+                              tx.dsl(),
+                              "billing",
+                              eventId,
+                              () -> {
+                                invoice(tx.dsl(), eventId, "billing");
+                                // Hold the transaction open until every other delivery is in
+                                // flight, blocked by this one's inbox row. Only the first run
+                                // waits: a second one means the test failed already.
+                                if (runs.incrementAndGet() == 1) {
+                                  long pid =
+                                      tx.dsl()
+                                          .fetchValue(DSL.field("pg_backend_pid()", Long.class));
+                                  waitForDeliveriesBlockedBy(
+                                      watch, pid, DELIVERIES - 1, deliveries);
+                                }
+                              }));
+                }));
       }
-    }
+      start.countDown();
+      int ran = 0;
+      try {
+        for (Future<Boolean> delivery : deliveries) {
+          // Longer than the first delivery's own wait, so that its diagnosis fails the test.
+          if (delivery.get(2 * Eventually.DEADLINE.toSeconds(), TimeUnit.SECONDS)) {
+            ran++;
+          }
+        }
+      } finally {
+        // A failed run must not leave deliveries writing into the next test's tables.
+        for (Future<Boolean> delivery : deliveries) {
+          try {
+            delivery.get(Eventually.DEADLINE.toSeconds(), TimeUnit.SECONDS);
+          } catch (ExecutionException | TimeoutException e) {
+            // Reported by the loop above.
+          }
+        }
+      }
 
-    assertThat(ran).isEqualTo(1);
+      assertThat(ran).isEqualTo(1);
+    }
     assertThat(runs).hasValue(1);
     assertThat(Stored.count(db, "invoices")).isEqualTo(1);
     assertThat(Stored.count(db, "processed_events")).isEqualTo(1);
@@ -105,12 +125,12 @@ class InboxIT {
 
   /**
    * Waits until {@code count} backends are blocked by backend {@code pid} ({@code
-   * pg_blocking_pids}, whatever their query text or wait event). Fails at once, naming the cause,
-   * when a delivery ended instead of blocking; on a timeout the message shows every backend of the
-   * database and what it waits for.
+   * pg_blocking_pids}, whatever their query text or wait event), looking through {@code watch}.
+   * Fails at once, naming the cause, when a delivery ended instead of blocking; on a timeout the
+   * message shows every backend of the database and what it waits for.
    */
   private static void waitForDeliveriesBlockedBy(
-      long pid, int count, List<Future<Boolean>> deliveries) {
+      Connection watch, long pid, int count, List<Future<Boolean>> deliveries) {
     Eventually.until(
         Eventually.DEADLINE,
         () -> {
@@ -123,10 +143,12 @@ class InboxIT {
                     throw new AssertionError(
                         "a delivery failed instead of waiting", d.exceptionNow());
                   });
-          return db.queryLong(
-                  "SELECT count(*) FROM pg_stat_activity WHERE "
-                      + pid
-                      + " = ANY (pg_blocking_pids(pid))")
+          return Long.parseLong(
+                  query(
+                      watch,
+                      "SELECT count(*) FROM pg_stat_activity WHERE "
+                          + pid
+                          + " = ANY (pg_blocking_pids(pid))"))
               >= count;
         },
         () ->
@@ -134,13 +156,24 @@ class InboxIT {
                 + " deliveries blocked by backend "
                 + pid
                 + "; backends of this database: "
-                + db.queryString(
+                + query(
+                    watch,
                     "SELECT string_agg(pid || ' ' || coalesce(state, '?') || ' '"
                         + " || coalesce(wait_event_type || '/' || wait_event, '-')"
                         + " || ' blocked by ' || pg_blocking_pids(pid)::text"
                         + " || ': ' || left(query, 80), '; ')"
                         + " FROM pg_stat_activity WHERE datname = current_database()"
                         + " AND pid <> pg_backend_pid()"));
+  }
+
+  private static String query(Connection connection, String sql) {
+    try (PreparedStatement statement = connection.prepareStatement(sql);
+        var result = statement.executeQuery()) {
+      result.next();
+      return result.getString(1);
+    } catch (SQLException e) {
+      throw new IllegalStateException(sql + ": " + e.getMessage(), e);
+    }
   }
 
   @Test

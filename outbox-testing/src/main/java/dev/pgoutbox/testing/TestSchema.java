@@ -92,7 +92,10 @@ public final class TestSchema implements BeforeAllCallback, AfterAllCallback {
       statement.execute("DROP SCHEMA IF EXISTS " + schema + " CASCADE");
       statement.execute("CREATE SCHEMA " + schema);
     }
-    dataSource = newPool(poolSize);
+    // All of the class's connections from the start: tests hold several at once on purpose, and a
+    // pool growing on demand once left a borrower waiting out its 30 s timeout with 8 of 10 open,
+    // all held (InboxIT in CI).
+    dataSource = newPool(poolSize, true, "test-" + schema, poolSize);
     if (migrate) {
       OutboxSchema.migrate(dataSource, schema);
     }
@@ -127,7 +130,7 @@ public final class TestSchema implements BeforeAllCallback, AfterAllCallback {
 
   /** A new pool of {@code size} connections on this schema; the caller closes it. */
   public HikariDataSource newPool(int size) {
-    return newPool(size, true, "test-" + schema);
+    return newPool(size, true, "test-" + schema, 0);
   }
 
   /**
@@ -136,15 +139,15 @@ public final class TestSchema implements BeforeAllCallback, AfterAllCallback {
    * connection goes back. The caller closes it.
    */
   public HikariDataSource newManualCommitPool(int size, String name) {
-    return newPool(size, false, name);
+    return newPool(size, false, name, 0);
   }
 
-  private HikariDataSource newPool(int size, boolean autoCommit, String name) {
+  private HikariDataSource newPool(int size, boolean autoCommit, String name, int minimumIdle) {
     HikariConfig config = new HikariConfig();
     config.setJdbcUrl(jdbcUrl());
     config.setAutoCommit(autoCommit);
     config.setMaximumPoolSize(size);
-    config.setMinimumIdle(0);
+    config.setMinimumIdle(minimumIdle);
     config.setPoolName(name);
     return new HikariDataSource(config);
   }

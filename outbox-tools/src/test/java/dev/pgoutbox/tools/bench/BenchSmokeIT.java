@@ -50,6 +50,7 @@ class BenchSmokeIT {
   private static final List<String> BASELINE =
       List.of(
           "baseline_events_per_s",
+          "baseline_jit_compile_ms",
           "ratio_to_baseline",
           "baseline_lost",
           "baseline_reordered",
@@ -87,7 +88,7 @@ class BenchSmokeIT {
   }
 
   static Stream<Arguments> scenarios() {
-    List<String> drain = List.of("publisher");
+    List<String> drain = List.of("publisher", "jit_compile_ms");
     List<String> remaining = List.of("remaining");
     return Stream.of(
         scenario("drain --relays 2", DATA, drain, RUN, CHECK, remaining, CEILING),
@@ -122,7 +123,8 @@ class BenchSmokeIT {
             RUN,
             CHECK,
             remaining,
-            LIMIT),
+            LIMIT,
+            List.of("warmup_passes")),
         scenario("drain --publisher kafka --no-ceiling", DATA, drain, RUN, CHECK, remaining),
         scenario("drain --publisher rabbitmq --no-ceiling", DATA, drain, RUN, CHECK, remaining),
         scenario("drain --publisher nats --no-ceiling", DATA, drain, RUN, CHECK, remaining),
@@ -224,7 +226,7 @@ class BenchSmokeIT {
         scenario(
             "drain --source wal --no-ceiling",
             DATA,
-            List.of("publisher"),
+            List.of("publisher", "jit_compile_ms"),
             RUN,
             CHECK,
             List.of("remaining"),

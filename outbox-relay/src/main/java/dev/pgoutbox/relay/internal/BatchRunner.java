@@ -1,5 +1,6 @@
 package dev.pgoutbox.relay.internal;
 
+import dev.pgoutbox.core.OutboxException;
 import dev.pgoutbox.relay.Ordering;
 import dev.pgoutbox.relay.OutboxMessage;
 import dev.pgoutbox.relay.PublishResult;
@@ -141,7 +142,14 @@ public final class BatchRunner {
         outcome.recorded += marker.published(tx, outcome.publishedPositions());
         outcome.recorded += recordFailures(connection, tx, outcome.failures());
         connection.commit();
-      } catch (SQLException | RuntimeException | InterruptedException | Error e) {
+      } catch (SQLException | RuntimeException e) {
+        rollbackQuietly(connection);
+        String advice = PreparedStatementLoss.advice(e);
+        if (advice != null) {
+          throw new OutboxException("Batch failed: " + advice, e);
+        }
+        throw e;
+      } catch (InterruptedException | Error e) {
         rollbackQuietly(connection);
         throw e;
       } finally {

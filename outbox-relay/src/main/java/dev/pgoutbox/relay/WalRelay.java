@@ -168,8 +168,10 @@ public final class WalRelay implements AutoCloseable {
   }
 
   /**
-   * Whether the relay was started and has not stopped (it stops itself when, after a stall long
-   * enough for its registration to expire, a relay of another source or settings took over).
+   * Whether the relay was started and no stop has begun (it stops itself when, after a stall long
+   * enough for its registration to expire, a relay of another source or settings took over). It is
+   * false from the moment a stop begins; the reader may take up to the stop's timeout to settle its
+   * work in flight, and {@link #isReading()} stays true until it has.
    */
   public synchronized boolean isRunning() {
     return started && !stopped;

@@ -4,11 +4,9 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.InetAddress;
 import java.net.ServerSocket;
-import java.net.Socket;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.concurrent.TimeUnit;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -76,15 +74,7 @@ public final class NatsServer implements AutoCloseable {
     Process p = process;
     process = null;
     if (p != null) {
-      p.destroy();
-      try {
-        if (!p.waitFor(10, TimeUnit.SECONDS)) {
-          p.destroyForcibly().waitFor();
-        }
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-        p.destroyForcibly();
-      }
+      ChildProcesses.stop(p);
     }
   }
 
@@ -120,20 +110,7 @@ public final class NatsServer implements AutoCloseable {
       throw new UncheckedIOException("Could not run " + binary + ": " + e.getMessage(), e);
     }
     process = started;
-    boolean listening =
-        Eventually.holdsWithin(
-            () -> {
-              if (!started.isAlive()) {
-                return true; // reported below
-              }
-              try (Socket s = new Socket(InetAddress.getLoopbackAddress(), port)) {
-                return s.isConnected();
-              } catch (IOException e) {
-                return false;
-              }
-            },
-            START_DEADLINE);
-    if (!listening || !started.isAlive()) {
+    if (!ChildProcesses.awaitListening(started, port, START_DEADLINE)) {
       stop();
       throw new UncheckedIOException(
           new IOException(

@@ -4,14 +4,12 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.InetAddress;
 import java.net.ServerSocket;
-import java.net.Socket;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
@@ -146,20 +144,7 @@ public final class PgBouncer implements AutoCloseable {
   }
 
   private void awaitListening(String binary) throws IOException {
-    boolean listening =
-        Eventually.holdsWithin(
-            () -> {
-              if (!process.isAlive()) {
-                return true; // reported below
-              }
-              try (Socket s = new Socket(InetAddress.getLoopbackAddress(), port)) {
-                return s.isConnected();
-              } catch (IOException e) {
-                return false;
-              }
-            },
-            START_DEADLINE);
-    if (!listening || !process.isAlive()) {
+    if (!ChildProcesses.awaitListening(process, port, START_DEADLINE)) {
       String output = log();
       close();
       throw new IOException(
@@ -198,15 +183,7 @@ public final class PgBouncer implements AutoCloseable {
   /** Stops PgBouncer (SIGTERM, then waits) and deletes its files. */
   @Override
   public void close() {
-    process.destroy();
-    try {
-      if (!process.waitFor(10, TimeUnit.SECONDS)) {
-        process.destroyForcibly().waitFor();
-      }
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      process.destroyForcibly();
-    }
+    ChildProcesses.stop(process);
     Files2.deleteRecursively(dir);
   }
 

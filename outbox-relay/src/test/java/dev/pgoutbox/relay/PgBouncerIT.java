@@ -9,6 +9,7 @@ import com.zaxxer.hikari.HikariDataSource;
 import dev.pgoutbox.core.Inbox;
 import dev.pgoutbox.core.Outbox;
 import dev.pgoutbox.core.OutboxException;
+import dev.pgoutbox.relay.testing.DatabaseErrors;
 import dev.pgoutbox.relay.testing.EventRows;
 import dev.pgoutbox.relay.testing.RecordingPublisher;
 import dev.pgoutbox.testing.Eventually;
@@ -23,7 +24,6 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
-import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
@@ -85,7 +85,7 @@ class PgBouncerIT {
   void writersAndARelayThroughTransactionPoolingLoseAndReorderNothing() throws Exception {
     Outbox outbox = Outbox.builder().schema(db.schema()).build();
     DSLContext through = DSL.using(pool, SQLDialect.POSTGRES);
-    List<Exception> databaseErrors = new CopyOnWriteArrayList<>();
+    DatabaseErrors databaseErrors = new DatabaseErrors();
     RecordingPublisher publisher = new RecordingPublisher();
     ExecutorService writers = Executors.newFixedThreadPool(WRITERS);
     try (OutboxRelay relay =
@@ -94,13 +94,7 @@ class PgBouncerIT {
             .dataSource(pool)
             .schema(db.schema())
             .publisher(publisher)
-            .listener(
-                new RelayListener() {
-                  @Override
-                  public void onDatabaseError(Exception error, Duration backoff) {
-                    databaseErrors.add(error);
-                  }
-                })
+            .listener(databaseErrors)
             .config(
                 RelayConfig.builder()
                     .batchSize(10)
@@ -140,7 +134,7 @@ class PgBouncerIT {
                   + " of "
                   + total
                   + " published; database errors: "
-                  + databaseErrors
+                  + databaseErrors.errors()
                   + "; PgBouncer: "
                   + bouncer.log());
       assertThat(relay.stop(Duration.ofSeconds(10))).isTrue();
@@ -148,7 +142,7 @@ class PgBouncerIT {
       writers.shutdownNow();
     }
 
-    assertThat(databaseErrors).as("database errors through PgBouncer").isEmpty();
+    assertThat(databaseErrors.errors()).as("database errors through PgBouncer").isEmpty();
     Map<String, List<Integer>> seqs = new HashMap<>();
     for (var message : publisher.delivered()) {
       var payload = JSON.readTree(message.payload());

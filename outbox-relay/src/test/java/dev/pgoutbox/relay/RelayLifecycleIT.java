@@ -7,6 +7,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import dev.pgoutbox.core.OutboxException;
+import dev.pgoutbox.relay.testing.DatabaseErrors;
 import dev.pgoutbox.relay.testing.EventRows;
 import dev.pgoutbox.relay.testing.RecordingPublisher;
 import dev.pgoutbox.testing.DeliveryChecker;
@@ -14,10 +15,8 @@ import dev.pgoutbox.testing.Eventually;
 import dev.pgoutbox.testing.TestSchema;
 import java.time.Duration;
 import java.util.HashMap;
-import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -109,7 +108,7 @@ class RelayLifecycleIT {
     HikariConfig config = new HikariConfig();
     config.setJdbcUrl(db.jdbcUrl() + "&ApplicationName=lifecycle-victim");
     config.setMaximumPoolSize(2);
-    List<Exception> errors = new CopyOnWriteArrayList<>();
+    DatabaseErrors errors = new DatabaseErrors();
     Map<String, Integer> written = new HashMap<>();
     RecordingPublisher publisher = new RecordingPublisher();
     try (HikariDataSource pool = new HikariDataSource(config);
@@ -119,13 +118,7 @@ class RelayLifecycleIT {
                 .dataSource(pool)
                 .schema(db.schema())
                 .publisher(publisher)
-                .listener(
-                    new RelayListener() {
-                      @Override
-                      public void onDatabaseError(Exception error, Duration backoff) {
-                        errors.add(error);
-                      }
-                    })
+                .listener(errors)
                 .config(
                     RelayConfig.builder()
                         .batchSize(10)
@@ -154,7 +147,7 @@ class RelayLifecycleIT {
     DeliveryChecker.Verdict report = DeliveryChecker.check(written, publisher.deliveredPayloads());
     assertThat(report.lost()).isZero();
     assertThat(report.reordered()).isZero();
-    System.out.println("database errors survived: " + errors.size() + "; " + report);
+    System.out.println("database errors survived: " + errors.errors().size() + "; " + report);
   }
 
   @Test

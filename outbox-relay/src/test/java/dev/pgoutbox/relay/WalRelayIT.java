@@ -7,6 +7,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import dev.pgoutbox.core.Outbox;
 import dev.pgoutbox.core.OutboxEvent;
 import dev.pgoutbox.relay.micrometer.MicrometerRelayMetrics;
+import dev.pgoutbox.relay.testing.DatabaseErrors;
 import dev.pgoutbox.relay.testing.RecordingPublisher;
 import dev.pgoutbox.relay.testing.TestWalRelays;
 import dev.pgoutbox.testing.DeliveryChecker;
@@ -457,14 +458,7 @@ class WalRelayIT {
     CompletableFuture<List<PublishResult>> secondReaderHold = new CompletableFuture<>();
     ScriptedPublisher first = new ScriptedPublisher(firstAnswer);
     ScriptedPublisher second = new ScriptedPublisher(secondReaderHold);
-    List<Throwable> firstErrors = new CopyOnWriteArrayList<>();
-    RelayListener errors =
-        new RelayListener() {
-          @Override
-          public void onDatabaseError(Exception error, Duration backoff) {
-            firstErrors.add(error);
-          }
-        };
+    DatabaseErrors errors = new DatabaseErrors();
     WalRelay active = relay("park_refused", first, config().build(), executor(), errors);
     active.start();
     Eventually.await("the first instance reads", active::isReading);
@@ -480,7 +474,7 @@ class WalRelayIT {
     firstAnswer.complete(List.of(PublishResult.retryable("broker says no")));
     Eventually.await(
         "the old reader's parking refused (or the drainer published what it parked)",
-        () -> !firstErrors.isEmpty() || first.retries.get() + second.retries.get() > 0);
+        () -> !errors.errors().isEmpty() || first.retries.get() + second.retries.get() > 0);
     secondReaderHold.complete(List.of(PublishResult.published()));
 
     Eventually.await("everything completed", () -> pending() == 0);
@@ -488,7 +482,7 @@ class WalRelayIT {
         .as("published by the new reader alone, not by the drainer as well")
         .isOne();
     assertThat(first.retries.get() + second.retries.get()).isZero();
-    assertThat(firstErrors)
+    assertThat(errors.errors())
         .extracting(Throwable::getMessage)
         .anyMatch(m -> m.contains("no longer streams replication slot park_refused"));
   }

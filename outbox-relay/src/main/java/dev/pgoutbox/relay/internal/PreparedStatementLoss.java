@@ -37,9 +37,6 @@ final class PreparedStatementLoss {
             + " prepareThreshold=0 to the JDBC URL (pgjdbc then names no statements), or give"
             + " PgBouncer 1.21+ max_prepared_statements; see docs/operations.md";
       }
-      if (cause.getCause() == cause) {
-        break;
-      }
     }
     return null;
   }

@@ -98,14 +98,13 @@ final class DrainCommand implements Callable<Integer> {
       names = "--warmup",
       description =
           "First drain the measured data (up to 100000 events) through every contender that runs"
-              + " in this JVM (the"
-              + " relays, the naive relay, the ceiling, the tracing and WAL runs asked for),"
-              + " unreported, again until a pass spends less than 5% of its time compiling or no"
-              + " less than the pass before (at most 5 passes), so each runs JIT-compiled in every"
-              + " measured round: a JIT still"
-              + " compiling takes a core PostgreSQL needs (warmup_passes; jit_compile_ms and"
-              + " baseline_jit_compile_ms say how long the compilers ran during each measured run,"
-              + " its preload and check included)")
+              + " in this JVM (the relays, the naive relay, the ceiling, the tracing and WAL runs"
+              + " asked for), unreported, again until a pass spends less than 5% of its time"
+              + " compiling or no less than the pass before (at most 5 passes), so each runs"
+              + " JIT-compiled in every measured round: a JIT still compiling takes a core"
+              + " PostgreSQL needs (warmup_passes; jit_compile_ms and baseline_jit_compile_ms say"
+              + " how long the compilers ran during each measured run, its preload and check"
+              + " included)")
   boolean warmup;
 
   /** Most warm-up passes. */
@@ -169,12 +168,12 @@ final class DrainCommand implements Callable<Integer> {
   }
 
   /**
-   * Drains a small outbox through every contender that runs in this JVM, pass after pass, until a
-   * pass spends less than {@link #SETTLED_COMPILE_SHARE} of its time in the JIT compilers, or
-   * compiles about as much as the one before ({@link #PLATEAU_SHARE}), or after {@link
-   * #MAX_WARMUP_PASSES}. One pass left the C2 compiler busy on half a core during the next measured
-   * drain, time PostgreSQL lost on this two-core machine; the naive relay was never warmed at all,
-   * which flattered the relay's ratio to it.
+   * Drains the measured data (up to {@link #WARMUP_EVENTS}) through every contender that runs in
+   * this JVM, pass after pass, until a pass spends less than {@link #SETTLED_COMPILE_SHARE} of its
+   * time in the JIT compilers, or compiles about as much as the one before ({@link
+   * #PLATEAU_SHARE}), or after {@link #MAX_WARMUP_PASSES}. One pass left the C2 compiler busy on
+   * half a core during the next measured drain, time PostgreSQL lost on this two-core machine; the
+   * naive relay was never warmed at all, which flattered the relay's ratio to it.
    *
    * @return the passes run
    */

@@ -2,8 +2,11 @@ package dev.pgoutbox.tools;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
 import java.io.PrintWriter;
 import java.io.StringWriter;
+import java.nio.charset.StandardCharsets;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -30,6 +33,35 @@ class MainTest {
         .contains("bench")
         .contains("relay")
         .contains("chaos");
+  }
+
+  /**
+   * Picocli reads every description as a format string: a lone {@code %} (as in "5% of its time")
+   * makes it print a warning on stderr, three times, above the help it then shows unformatted.
+   */
+  @Test
+  void everyCommandsHelpRendersWithoutWarnings() {
+    PrintStream systemErr = System.err;
+    ByteArrayOutputStream picocliWarnings = new ByteArrayOutputStream();
+    System.setErr(new PrintStream(picocliWarnings, true, StandardCharsets.UTF_8));
+    int rendered;
+    try {
+      rendered = renderHelp(new CommandLine(new Main()));
+    } finally {
+      System.setErr(systemErr);
+    }
+    assertThat(rendered).isGreaterThan(5);
+    assertThat(picocliWarnings.toString(StandardCharsets.UTF_8)).isEmpty();
+  }
+
+  /** Renders the help of {@code command} and of every command below it; returns how many. */
+  private static int renderHelp(CommandLine command) {
+    assertThat(command.getUsageMessage()).contains("Usage:");
+    int rendered = 1;
+    for (CommandLine sub : command.getSubcommands().values()) {
+      rendered += renderHelp(sub);
+    }
+    return rendered;
   }
 
   @Test

@@ -99,7 +99,7 @@ final class DrainCommand implements Callable<Integer> {
       description =
           "First drain the measured data (up to 100000 events) through every contender that runs"
               + " in this JVM (the relays, the naive relay, the ceiling, the tracing and WAL runs"
-              + " asked for), unreported, again until a pass spends less than 5% of its time"
+              + " asked for), unreported, again until a pass spends less than 5%% of its time"
               + " compiling or no less than the pass before (at most 5 passes), so each runs"
               + " JIT-compiled in every measured round: a JIT still compiling takes a core"
               + " PostgreSQL needs (warmup_passes; jit_compile_ms and baseline_jit_compile_ms say"

@@ -25,15 +25,23 @@ public final class ReplicationConnections {
 
   /** Connections to {@code jdbcUrl} with {@code properties}, as replication connections. */
   public static ListenConnectionFactory of(String jdbcUrl, Properties properties) {
+    Properties copy = replicationProperties(properties);
+    return () -> DriverManager.getConnection(jdbcUrl, copy);
+  }
+
+  /** {@code properties} with what a replication connection needs added. */
+  static Properties replicationProperties(Properties properties) {
     Properties copy = new Properties();
     copy.putAll(properties);
     copy.setProperty("replication", "database");
     copy.setProperty("preferQueryMode", "simple");
     copy.setProperty("assumeMinServerVersion", "10");
     copy.putIfAbsent("tcpKeepAlive", "true");
-    // Not ListenConnectionFactory.of: its socket factory makes pgjdbc's 1 ms probe return at once,
-    // and the reader's readPending() loop relies on that probe to wait while the slot is idle.
-    return () -> DriverManager.getConnection(jdbcUrl, copy);
+    // Not ListenConnectionFactory.of: its sockets answer pgjdbc's 1 ms probe at once always, and
+    // the reader's readPending() loop relies on that probe to wait while the slot is idle. These
+    // answer at once only when the reader holds a whole transaction (ReplicationSocketFactory).
+    copy.putIfAbsent("socketFactory", ReplicationSocketFactory.class.getName());
+    return copy;
   }
 
   /**

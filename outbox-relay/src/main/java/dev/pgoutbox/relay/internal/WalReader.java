@@ -314,7 +314,12 @@ public final class WalReader implements Runnable {
     }
     long idleUntil = System.nanoTime() + IDLE_SLICE.toNanos();
     while (running && batch.size() < config.batchSize()) {
-      ByteBuffer buffer = current.readPending();
+      // With a whole transaction in hand, publish it unless more has been received already: the
+      // 1 ms pgjdbc waits for a next message is kept only while idle or inside a transaction.
+      ByteBuffer buffer =
+          !inTransaction && !batch.isEmpty()
+              ? ReplicationSocketFactory.withoutWaiting(current::readPending)
+              : current.readPending();
       if (buffer == null) {
         if (!batch.isEmpty() || System.nanoTime() - idleUntil > 0) {
           break;

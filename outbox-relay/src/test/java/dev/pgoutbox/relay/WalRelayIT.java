@@ -34,6 +34,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.stream.IntStream;
 import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -150,6 +151,64 @@ class WalRelayIT {
         .extracting(DeliveryChecker::seqOf)
         .containsExactly(1, 2);
     assertThat(db.queryLong("select count(*) from outbox_events")).isEqualTo(2);
+  }
+
+  /**
+   * The completer held up (the first published row locked by another session, as a slow disk or an
+   * admin statement holds it) while one-event transactions keep coming, each read as a batch of its
+   * own: the reader goes on publishing well past 64 of them, since what it may leave to the
+   * completer is 64 full batches' worth of rows (6,400 here), not 64 batches; once the lock goes,
+   * every row is completed. Bounded by batches, the reader stopped at the 65th and the events
+   * behind it waited for the lock.
+   */
+  @Test
+  void aHeldUpCompletionDoesNotStopTheReaderWhileItsBacklogOfRowsIsSmall() throws Exception {
+    int events = 100;
+    try (Connection locker = db.connect()) {
+      locker.setAutoCommit(false);
+      List<OutboxMessage> delivered = new CopyOnWriteArrayList<>();
+      Publisher lockingTheFirstRow =
+          batch -> {
+            if (delivered.isEmpty()) {
+              lockRow(locker, batch.get(0).position());
+            }
+            delivered.addAll(batch);
+            return CompletableFuture.completedFuture(
+                batch.stream().map(m -> PublishResult.published()).toList());
+          };
+      WalRelay relay = relay("held_completion", lockingTheFirstRow, config().build());
+      relay.start();
+      Eventually.await("the reader attached", relay::isReading);
+      Outbox outbox = Outbox.builder().schema(db.schema()).build();
+
+      for (int seq = 1; seq <= events; seq++) {
+        int written = seq;
+        db.dsl().transaction(tx -> outbox.append(tx.dsl(), event("held", written)));
+        Eventually.await(
+            "event " + written + " published while the completion waits",
+            () -> delivered.size() == written);
+        if (seq == 1) {
+          Eventually.await("the completer waits for the locked row", () -> lockWaiters() == 1);
+        }
+      }
+      assertThat(pending()).as("nothing completed while the first row is locked").isEqualTo(events);
+
+      locker.rollback();
+      Eventually.await("every row completed", () -> pending() == 0);
+      assertThat(delivered)
+          .extracting(m -> DeliveryChecker.seqOf(m.payload()))
+          .containsExactlyElementsOf(IntStream.rangeClosed(1, events).boxed().toList());
+    }
+  }
+
+  private static void lockRow(Connection locker, long position) {
+    try (PreparedStatement ps =
+        locker.prepareStatement("select 1 from outbox_events where position = ? for update")) {
+      ps.setLong(1, position);
+      ps.executeQuery().close();
+    } catch (SQLException e) {
+      throw new IllegalStateException(e);
+    }
   }
 
   @Test

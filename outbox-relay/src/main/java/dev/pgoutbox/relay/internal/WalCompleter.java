@@ -44,6 +44,7 @@ final class WalCompleter implements Runnable {
   private final RelayLog log;
   private final ConcurrentLinkedQueue<Work> queue = new ConcurrentLinkedQueue<>();
   private final AtomicInteger queued = new AtomicInteger();
+  private final AtomicLong queuedPositions = new AtomicLong();
   private final AtomicBoolean scheduled = new AtomicBoolean();
   private final AtomicLong confirmedLsn = new AtomicLong();
   private final AtomicLong completed = new AtomicLong();
@@ -77,12 +78,18 @@ final class WalCompleter implements Runnable {
   void submit(long[] positions, long ackLsn) {
     queue.add(new Work(positions, ackLsn));
     queued.incrementAndGet();
+    queuedPositions.addAndGet(positions.length);
     schedule(0);
   }
 
   /** Work items queued and not yet committed. */
   int backlog() {
     return queued.get();
+  }
+
+  /** Rows queued in work not yet committed: what a crash now would publish again. */
+  long backlogRows() {
+    return queuedPositions.get();
   }
 
   /** The highest LSN whose work committed; 0 before any. */
@@ -124,6 +131,7 @@ final class WalCompleter implements Runnable {
         retrying = null;
         errorBackoff = INITIAL_ERROR_BACKOFF;
         queued.addAndGet(-work.size());
+        queuedPositions.addAndGet(-work.stream().mapToLong(w -> w.positions().length).sum());
         confirmedLsn.accumulateAndGet(work.get(work.size() - 1).ackLsn(), Math::max);
       }
       scheduled.set(false);

@@ -64,9 +64,14 @@ public final class WalReader implements Runnable {
   static final Duration STREAM_CHECK_EVERY = Duration.ofSeconds(5);
 
   /**
-   * Completion work items queued before the reader stops reading and lets the completer catch up.
+   * Full batches' worth of published rows awaiting completion before the reader stops reading and
+   * lets the completer catch up: what a crash would publish again stays within this many batches.
+   * Counted in rows, not in the completer's work items: at a few hundred events a second each
+   * transaction is a batch of its own, and 64 items then filled in about 130 ms, so a completion
+   * held up that long by a slow disk (writers' commits took up to 63 ms at such moments) stopped
+   * the reader and added the wait to every event behind it.
    */
-  static final int MAX_COMPLETER_BACKLOG = 64;
+  static final int MAX_COMPLETER_BACKLOG_BATCHES = 64;
 
   private final ScheduledExecutorService executor;
   private final DataSource dataSource;
@@ -307,7 +312,7 @@ public final class WalReader implements Runnable {
 
   private void readAndPublish() throws SQLException, InterruptedException {
     PGReplicationStream current = stream;
-    if (completer.backlog() > MAX_COMPLETER_BACKLOG) {
+    if (completer.backlogRows() > (long) MAX_COMPLETER_BACKLOG_BATCHES * config.batchSize()) {
       applyAck(current);
       schedule(1);
       return;

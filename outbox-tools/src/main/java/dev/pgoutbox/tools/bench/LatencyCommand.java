@@ -21,6 +21,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import org.HdrHistogram.Histogram;
@@ -102,6 +103,16 @@ final class LatencyCommand implements Callable<Integer> {
   int warmupSeconds;
 
   @Option(
+      names = "--relay-threads",
+      defaultValue = "platform",
+      description =
+          "platform or virtual: the threads of the executor each relay is given (relay_threads)."
+              + " A WAL relay's reader waits for data on its thread 1 ms at a time and must run as"
+              + " soon as data arrives; on a virtual thread it also waits for a free carrier"
+              + " (default ${DEFAULT-VALUE})")
+  String relayThreads = "platform";
+
+  @Option(
       names = "--poll-interval-ms",
       defaultValue = "1000",
       description = "Relay poll interval (default ${DEFAULT-VALUE})")
@@ -120,6 +131,14 @@ final class LatencyCommand implements Callable<Integer> {
           "--writers, --rate and --relays must be at least 1, --max-drain-seconds,"
               + " --progress-seconds and --warmup-seconds at least 0");
     }
+    if (!relayThreads.equals("platform") && !relayThreads.equals("virtual")) {
+      throw new IllegalArgumentException(
+          "--relay-threads must be platform or virtual, was '" + relayThreads + "'");
+    }
+    ThreadFactory relayThreadFactory =
+        relayThreads.equals("virtual")
+            ? Thread.ofVirtual().factory()
+            : Thread.ofPlatform().daemon(true).factory();
     boolean wal = DrainCommand.isWal(source);
     if (wal && (relays != 1 || pollOnly)) {
       throw new IllegalArgumentException(
@@ -179,7 +198,7 @@ final class LatencyCommand implements Callable<Integer> {
       try {
         if (slot != null) {
           ScheduledExecutorService executor =
-              Executors.newScheduledThreadPool(WalRelay.OWN_THREADS, Thread.ofVirtual().factory());
+              Executors.newScheduledThreadPool(WalRelay.OWN_THREADS, relayThreadFactory);
           executors.add(executor);
           WalRelay relay =
               WalRelay.builder()
@@ -206,7 +225,7 @@ final class LatencyCommand implements Callable<Integer> {
         for (int i = 0; slot == null && i < relays; i++) {
           // Two threads, as the relay's docs advise: its gauge refresh must not queue behind it.
           ScheduledExecutorService executor =
-              Executors.newScheduledThreadPool(2, Thread.ofVirtual().factory());
+              Executors.newScheduledThreadPool(2, relayThreadFactory);
           executors.add(executor);
           OutboxRelay relay =
               OutboxRelay.builder()
@@ -291,6 +310,7 @@ final class LatencyCommand implements Callable<Integer> {
               .put("relays", relays)
               .put("source", source)
               .put("wake_up", wal ? "stream" : pollOnly ? "poll-only" : "notify")
+              .put("relay_threads", relayThreads)
               .put("poll_interval_ms", pollIntervalMillis)
               .put("events", committedAt.size())
               .put("seconds", duration)

@@ -166,7 +166,10 @@ class BenchSmokeIT {
                 "seconds",
                 "limit_events_per_s")),
         scenario("latency --seconds 2", LATENCY, CHECK),
-        scenario("latency --seconds 2 --poll-only --poll-interval-ms 100", LATENCY, CHECK),
+        scenario(
+            "latency --seconds 2 --poll-only --poll-interval-ms 100 --relay-threads virtual",
+            LATENCY,
+            CHECK),
         scenario("writer --seconds 1 --clients 1,2 --rounds 1", WRITER),
         scenario(
             "history --history 20000 --claims 30",
@@ -191,6 +194,7 @@ class BenchSmokeIT {
           "relays",
           "source",
           "wake_up",
+          "relay_threads",
           "poll_interval_ms",
           "events",
           "seconds",

@@ -44,7 +44,7 @@ final class WalCompleter implements Runnable {
   private final RelayLog log;
   private final ConcurrentLinkedQueue<Work> queue = new ConcurrentLinkedQueue<>();
   private final AtomicInteger queued = new AtomicInteger();
-  private final AtomicLong queuedPositions = new AtomicLong();
+  private final AtomicLong queuedRows = new AtomicLong();
   private final AtomicBoolean scheduled = new AtomicBoolean();
   private final AtomicLong confirmedLsn = new AtomicLong();
   private final AtomicLong completed = new AtomicLong();
@@ -78,7 +78,7 @@ final class WalCompleter implements Runnable {
   void submit(long[] positions, long ackLsn) {
     queue.add(new Work(positions, ackLsn));
     queued.incrementAndGet();
-    queuedPositions.addAndGet(positions.length);
+    queuedRows.addAndGet(positions.length);
     schedule(0);
   }
 
@@ -89,7 +89,7 @@ final class WalCompleter implements Runnable {
 
   /** Rows queued in work not yet committed: what a crash now would publish again. */
   long backlogRows() {
-    return queuedPositions.get();
+    return queuedRows.get();
   }
 
   /** The highest LSN whose work committed; 0 before any. */
@@ -127,11 +127,11 @@ final class WalCompleter implements Runnable {
           break;
         }
         retrying = work;
-        complete(work);
+        int rows = complete(work);
         retrying = null;
         errorBackoff = INITIAL_ERROR_BACKOFF;
         queued.addAndGet(-work.size());
-        queuedPositions.addAndGet(-work.stream().mapToLong(w -> w.positions().length).sum());
+        queuedRows.addAndGet(-rows);
         confirmedLsn.accumulateAndGet(work.get(work.size() - 1).ackLsn(), Math::max);
       }
       scheduled.set(false);
@@ -161,10 +161,11 @@ final class WalCompleter implements Runnable {
     return work;
   }
 
-  private void complete(List<Work> work) throws SQLException {
+  /** Completes the rows of {@code work} in one transaction; returns how many rows it held. */
+  private int complete(List<Work> work) throws SQLException {
     int count = work.stream().mapToInt(w -> w.positions().length).sum();
     if (count == 0) {
-      return;
+      return 0;
     }
     Long[] all = new Long[count];
     int i = 0;
@@ -191,5 +192,6 @@ final class WalCompleter implements Runnable {
             return null;
           });
     }
+    return count;
   }
 }

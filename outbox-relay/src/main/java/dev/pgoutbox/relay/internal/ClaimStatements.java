@@ -72,6 +72,13 @@ final class ClaimStatements {
   /** Strict claim only: the row's place in its aggregate's run, 1 for the head. */
   static final int RN = 11;
 
+  /**
+   * Strict claim only: how many heads the search locked, owned or not (the same on every row). It
+   * fell short of the heads asked for only when it read every pending row to the end; heads whose
+   * aggregate another relay took meanwhile are locked but not returned.
+   */
+  static final int HEADS_SEARCHED = 12;
+
   private ClaimStatements() {}
 
   /**
@@ -102,6 +109,7 @@ final class ClaimStatements {
                 headsSearch(
                     select(e.AGGREGATE_TYPE, e.AGGREGATE_ID, e.POSITION),
                     e,
+                    schema,
                     scanFrom,
                     headsLimit,
                     releaseDeadAggregates,
@@ -174,6 +182,7 @@ final class ClaimStatements {
             .as("k");
     List<SelectField<?>> selected = new ArrayList<>(List.of(claimed.fields()));
     selected.add(chosen.field("rn", Integer.class));
+    selected.add(headsSearched(heads));
     Query claim =
         DSL.with(heads).with(owned).with(chosen).select(selected).from(chosen).crossJoin(claimed);
     return RenderedStatement.render(
@@ -204,12 +213,14 @@ final class ClaimStatements {
                 headsSearch(
                     select(columns(e, parkedOnly)),
                     e,
+                    schema,
                     scanFrom,
                     headsLimit,
                     releaseDeadAggregates,
                     parkedOnly));
     List<SelectField<?>> selected = new ArrayList<>(List.of(heads.fields()));
     selected.add(DSL.inline(1).as("rn"));
+    selected.add(headsSearched(heads));
     Query claim =
         DSL.with(heads)
             .select(selected)
@@ -222,6 +233,11 @@ final class ClaimStatements {
     return RenderedStatement.render(schema, claim, "scanFrom", "heads", "lockNamespace");
   }
 
+  /** {@link #HEADS_SEARCHED}: the rows of the {@code heads} step. */
+  private static Field<Integer> headsSearched(Table<?> heads) {
+    return field(select(DSL.count()).from(heads)).as("heads_searched");
+  }
+
   /**
    * The heads search both strict claims share: pending due rows from {@code scanFrom} on, oldest
    * first, with no earlier pending row in their aggregate, each locked {@code FOR UPDATE SKIP
@@ -230,6 +246,7 @@ final class ClaimStatements {
   private static <R extends Record> Select<R> headsSearch(
       SelectSelectStep<R> select,
       OutboxEvents e,
+      String schema,
       Param<Long> scanFrom,
       Param<Integer> headsLimit,
       boolean releaseDeadAggregates,
@@ -265,11 +282,18 @@ final class ClaimStatements {
                 .where(earlierPending)
                 .orderBy(same.AGGREGATE_TYPE.desc(), same.AGGREGATE_ID.desc(), same.POSITION.desc())
                 .limit(DSL.inline(1)));
+    // A candidate whose aggregate another relay holds is skipped before the probe: the probe is
+    // most of a head's cost (an index descent comparing text keys), and with several relays each
+    // claim's scan passes the heads the others hold while they publish, as many as it takes. The
+    // check takes nothing (see Sql#aggregateLockFree); PostgreSQL runs the cheaper condition first.
     return select
         .from(e)
         .where(e.PROCESSED_AT.isNull())
         .and(e.POSITION.ge(scanFrom))
         .and(isDue(e, parkedOnly))
+        .and(
+            Sql.aggregateLockFree(
+                Sql.aggregateLockNamespace(schema), e.AGGREGATE_TYPE, e.AGGREGATE_ID))
         .and(earlierRow.isNull())
         .orderBy(e.POSITION)
         .limit(headsLimit)

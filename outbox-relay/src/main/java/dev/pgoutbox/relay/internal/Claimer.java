@@ -329,7 +329,10 @@ final class Claimer {
    *
    * <ol>
    *   <li>{@code heads}: lock the head (oldest pending row) of eligible aggregates, oldest first,
-   *       {@code FOR UPDATE SKIP LOCKED};
+   *       {@code FOR UPDATE SKIP LOCKED}. A candidate whose aggregate lock another transaction
+   *       holds (another relay publishing it) is passed before the probe for an earlier event, by a
+   *       check that holds nothing ({@link Sql#aggregateLockFree}): with several relays, each claim
+   *       passes the batches the others are publishing;
    *   <li>{@code owned}: keep the heads whose aggregate lock this transaction gets ({@link
    *       Sql#tryLockAggregate}, a transaction-level advisory lock). Every relay takes it before it
    *       reads an aggregate's run, so a head that became eligible behind a relay's back (a late
@@ -375,6 +378,7 @@ final class Claimer {
     List<ClaimedRow> fetched = new ArrayList<>(batchSize);
     long[] firstHead = {Long.MAX_VALUE};
     int[] headsCounted = {0};
+    int[] headsSearched = {0};
     int[] longestRun = {0};
     long started = System.nanoTime();
     read(
@@ -391,6 +395,7 @@ final class Claimer {
         },
         (row, rs) -> {
           fetched.add(row);
+          headsSearched[0] = rs.getInt(ClaimStatements.HEADS_SEARCHED);
           int placeInRun = rs.getInt(ClaimStatements.RN);
           longestRun[0] = Math.max(longestRun[0], placeInRun);
           if (placeInRun == 1) {
@@ -410,7 +415,9 @@ final class Claimer {
     long headsUsed = rows.stream().map(ClaimedRow::aggregate).distinct().count();
     mayHaveLeftEvents =
         !rows.isEmpty() && (headsOnly || headsUsed >= headsLimit || longestRun[0] >= perAggregate);
-    adaptHeadsToClaim(headsFound, limit, rows, headsUsed);
+    // Heads locked but lost to another relay's aggregate lock count as found: the search stopped at
+    // its limit, so more heads may be pending.
+    adaptHeadsToClaim(Math.max(headsFound, headsSearched[0]), limit, rows, headsUsed);
     return rows;
   }
 
@@ -448,9 +455,10 @@ final class Claimer {
    * heads next time instead, down to runs of {@link #LONG_RUN}: the batch then fills from the runs
    * behind fewer heads, oldest heads still first.
    */
-  private void adaptHeadsToClaim(int headsFound, int limit, List<ClaimedRow> rows, long headsUsed) {
-    if (headsFound > 0 && headsFound < limit) {
-      headsAvailable = headsFound;
+  private void adaptHeadsToClaim(
+      int headsSearched, int limit, List<ClaimedRow> rows, long headsUsed) {
+    if (headsSearched > 0 && headsSearched < limit) {
+      headsAvailable = headsSearched;
     }
     long next = limit;
     if (rows.size() >= batchSize && headsExpensive) {
@@ -459,7 +467,7 @@ final class Claimer {
       next = Math.max((batchSize + LONG_RUN - 1) / LONG_RUN, headsUsed / 2);
     } else if (rows.size() >= batchSize) {
       next = headsUsed + Math.max(2, headsUsed / 4);
-    } else if (headsFound == limit) {
+    } else if (headsSearched == limit) {
       next = 2L * limit;
       headsAvailable = Integer.MAX_VALUE;
     }

@@ -261,11 +261,36 @@ public final class Sql {
   /** {@link #tryLockAggregate(int, Field, Field)} with the namespace as a field (e.g. a bind). */
   static Condition tryLockAggregate(
       Field<Integer> namespace, Field<String> aggregateType, Field<String> aggregateId) {
-    Field<Integer> key =
-        DSL.function(
-            "hashtext", SQLDataType.INTEGER, aggregateType.concat(DSL.inline(":"), aggregateId));
     return DSL.condition(
-        DSL.function("pg_try_advisory_xact_lock", SQLDataType.BOOLEAN, namespace, key));
+        DSL.function(
+            "pg_try_advisory_xact_lock",
+            SQLDataType.BOOLEAN,
+            namespace,
+            aggregateKey(aggregateType, aggregateId)));
+  }
+
+  /**
+   * Whether no other session holds the aggregate's lock ({@link #tryLockAggregate}) at this moment,
+   * leaving nothing held: a session-level try, released at once when it succeeds ({@code CASE}
+   * fixes that order, so only a lock this call took is released). A check, not a claim: the
+   * aggregate may be taken right after it, so whoever goes on must still take the lock itself. A
+   * lock the session already held (its own transaction's) stays held.
+   */
+  static Condition aggregateLockFree(
+      int namespace, Field<String> aggregateType, Field<String> aggregateId) {
+    Field<Integer> key = aggregateKey(aggregateType, aggregateId);
+    Field<Boolean> taken =
+        DSL.function("pg_try_advisory_lock", SQLDataType.BOOLEAN, DSL.inline(namespace), key);
+    Field<Boolean> released =
+        DSL.function("pg_advisory_unlock", SQLDataType.BOOLEAN, DSL.inline(namespace), key);
+    return DSL.condition(DSL.when(DSL.condition(taken), released).otherwise(DSL.inline(false)));
+  }
+
+  /** The second key of an aggregate's lock: {@code hashtext(type || ':' || id)}. */
+  private static Field<Integer> aggregateKey(
+      Field<String> aggregateType, Field<String> aggregateId) {
+    return DSL.function(
+        "hashtext", SQLDataType.INTEGER, aggregateType.concat(DSL.inline(":"), aggregateId));
   }
 
   /** {@code LISTEN "channel"}; the channel is a validated identifier (see OutboxSchema). */

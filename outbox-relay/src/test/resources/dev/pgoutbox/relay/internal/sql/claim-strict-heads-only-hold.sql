@@ -32,6 +32,16 @@ with
           as timestamp with time zone
         )
       )
+      and case
+        when pg_try_advisory_lock(
+          -1801522516,
+          hashtext(("e"."aggregate_type" || ':' || "e"."aggregate_id"))
+        ) then pg_advisory_unlock(
+          -1801522516,
+          hashtext(("e"."aggregate_type" || ':' || "e"."aggregate_id"))
+        )
+        else false
+      end
       and (
         select 1
         from "public"."outbox_events" as "p"
@@ -60,7 +70,11 @@ select
   "heads"."attempts",
   "heads"."created_at",
   "heads"."due",
-  1 as "rn"
+  1 as "rn",
+  (
+    select count(*)
+    from "heads"
+  ) as "heads_searched"
 from "heads"
 where pg_try_advisory_xact_lock(
   ?,

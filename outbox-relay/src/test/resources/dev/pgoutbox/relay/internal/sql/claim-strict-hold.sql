@@ -13,6 +13,16 @@ with
           as timestamp with time zone
         )
       )
+      and case
+        when pg_try_advisory_lock(
+          -1801522516,
+          hashtext(("e"."aggregate_type" || ':' || "e"."aggregate_id"))
+        ) then pg_advisory_unlock(
+          -1801522516,
+          hashtext(("e"."aggregate_type" || ':' || "e"."aggregate_id"))
+        )
+        else false
+      end
       and (
         select 1
         from "public"."outbox_events" as "p"
@@ -88,7 +98,11 @@ select
   "k"."attempts",
   "k"."created_at",
   "k"."due",
-  "chosen"."rn"
+  "chosen"."rn",
+  (
+    select count(*)
+    from "heads"
+  ) as "heads_searched"
 from "chosen"
   cross join lateral (
     select

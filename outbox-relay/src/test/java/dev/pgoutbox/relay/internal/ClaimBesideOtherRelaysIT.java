@@ -146,45 +146,49 @@ class ClaimBesideOtherRelaysIT {
 
   /** Locks the first {@code heads} heads as a relay's claim does: each row and its aggregate. */
   private static int holdHeads(Connection connection, int heads) throws SQLException {
-    try (PreparedStatement statement =
-        connection.prepareStatement(
-            "select count(*) from (select position from outbox_events"
-                + " where position <= ? and pg_try_advisory_xact_lock(?, hashtext(aggregate_type"
-                + " || ':' || aggregate_id)) order by position for update) held")) {
-      statement.setLong(1, heads);
-      statement.setInt(2, Sql.aggregateLockNamespace(db.schema()));
-      try (ResultSet rs = statement.executeQuery()) {
-        rs.next();
-        return rs.getInt(1);
-      }
-    }
+    return ((Number)
+            single(
+                connection,
+                "select count(*) from (select position from outbox_events where position <= ?"
+                    + " and pg_try_advisory_xact_lock(?, hashtext(aggregate_type || ':'"
+                    + " || aggregate_id)) order by position for update) held",
+                (long) heads,
+                Sql.aggregateLockNamespace(db.schema())))
+        .intValue();
   }
 
   private static boolean tryLock(
       Connection connection, String function, int namespace, String aggregateId)
       throws SQLException {
-    try (PreparedStatement statement =
-        connection.prepareStatement("select " + function + "(?, hashtext('order:' || ?::text))")) {
-      statement.setInt(1, namespace);
-      statement.setString(2, aggregateId);
-      try (ResultSet rs = statement.executeQuery()) {
-        rs.next();
-        return rs.getBoolean(1);
-      }
-    }
+    return (Boolean)
+        single(
+            connection,
+            "select " + function + "(?, hashtext('order:' || ?::text))",
+            namespace,
+            aggregateId);
   }
 
   /** Advisory locks in the relays' namespace {@code connection}'s session holds, of any level. */
   private static long advisoryLocksHeld(Connection connection, int namespace) throws SQLException {
-    try (PreparedStatement statement =
-        connection.prepareStatement(
+    return (Long)
+        single(
+            connection,
             "select count(*) from pg_locks where locktype = 'advisory'"
                 + " and pid = pg_backend_pid() and classid::bigint = (?::bigint & 4294967295)"
-                + " and objsubid = 2 and granted")) {
-      statement.setInt(1, namespace);
+                + " and objsubid = 2 and granted",
+            namespace);
+  }
+
+  /** The one value {@code sql} answers with {@code binds}. */
+  private static Object single(Connection connection, String sql, Object... binds)
+      throws SQLException {
+    try (PreparedStatement statement = connection.prepareStatement(sql)) {
+      for (int i = 0; i < binds.length; i++) {
+        statement.setObject(i + 1, binds[i]);
+      }
       try (ResultSet rs = statement.executeQuery()) {
         rs.next();
-        return rs.getLong(1);
+        return rs.getObject(1);
       }
     }
   }

@@ -146,7 +146,17 @@ class WalRelayIT {
       connection.commit();
     }
 
-    Eventually.await("the committed events completed", () -> pending() == 0);
+    // Failed once in CI (2026-12-03 14:26): never completed within 20 s, nothing logged; 12
+    // runs of WalRelayIT alone, with and without two busy cores, passed. Should it recur, the
+    // message says what was delivered and where the rows and the relay's sessions stood.
+    Eventually.until(
+        Eventually.DEADLINE,
+        () -> pending() == 0,
+        () ->
+            "the committed events completed; delivered "
+                + publisher.deliveredPayloads()
+                + "; "
+                + completionState());
     assertThat(publisher.deliveredPayloads())
         .extracting(DeliveryChecker::seqOf)
         .containsExactly(1, 2);

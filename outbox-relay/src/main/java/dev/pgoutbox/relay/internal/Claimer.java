@@ -415,9 +415,9 @@ final class Claimer {
     long headsUsed = rows.stream().map(ClaimedRow::aggregate).distinct().count();
     mayHaveLeftEvents =
         !rows.isEmpty() && (headsOnly || headsUsed >= headsLimit || longestRun[0] >= perAggregate);
-    // Heads locked but lost to another relay's aggregate lock count as found: the search stopped at
-    // its limit, so more heads may be pending.
-    adaptHeadsToClaim(Math.max(headsFound, headsSearched[0]), limit, rows, headsUsed);
+    // The heads the search locked, owned or not (0 when no row came back): heads lost to another
+    // relay's aggregate lock count as found, since the search stopped at its limit.
+    adaptHeadsToClaim(headsSearched[0], limit, rows, headsUsed);
     return rows;
   }
 

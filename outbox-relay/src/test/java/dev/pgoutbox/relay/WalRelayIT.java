@@ -23,6 +23,7 @@ import java.sql.Savepoint;
 import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -118,7 +119,33 @@ class WalRelayIT {
                     + " left(query, 60) from pg_stat_activity"
                     + " where datname = current_database() and pid <> pg_backend_pid()")
             .formatCSV(false)
-            .replace('\n', ' ');
+            .replace('\n', ' ')
+        + "; relay threads "
+        + relayThreads();
+  }
+
+  /** Where every thread running pgoutbox code stands (the reader, completer, drainer tasks). */
+  private static String relayThreads() {
+    StringBuilder dump = new StringBuilder();
+    Thread.getAllStackTraces()
+        .forEach(
+            (thread, frames) -> {
+              List<StackTraceElement> ours =
+                  Arrays.stream(frames)
+                      .filter(f -> f.getClassName().startsWith("dev.pgoutbox.relay"))
+                      .toList();
+              if (!ours.isEmpty()) {
+                dump.append("\n  ")
+                    .append(thread.getName())
+                    .append(" ")
+                    .append(thread.getState())
+                    .append(" at ")
+                    .append(frames[0])
+                    .append(" in ")
+                    .append(ours.subList(0, Math.min(6, ours.size())));
+              }
+            });
+    return dump.toString();
   }
 
   /**
@@ -625,10 +652,13 @@ class WalRelayIT {
       network.restore();
       Map<String, Integer> written = write(2, 2, 1);
 
-      Eventually.await("published through a new stream", () -> publisher.delivered().size() >= 4);
+      // The new stream may deliver the first events again (the slot's confirmation can trail
+      // what was published): wait for the new events themselves, not for a count of deliveries.
+      Eventually.await(
+          "the new events published through a new stream",
+          () -> DeliveryChecker.check(written, publisher.deliveredPayloads()).lost() == 0);
       DeliveryChecker.Verdict verdict =
           DeliveryChecker.check(written, publisher.deliveredPayloads());
-      assertThat(verdict.lost()).isZero();
       assertThat(verdict.reordered()).isZero();
       Eventually.await("everything completed", () -> pending() == 0);
     }

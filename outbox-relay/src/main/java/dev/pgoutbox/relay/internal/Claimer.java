@@ -439,8 +439,10 @@ final class Claimer {
   }
 
   /**
-   * Asks for about as many heads as filled the last full batch: locking heads that do not fit costs
-   * a tuple write each, and asking for too few leaves the batch short.
+   * Asks for about as many heads as filled the last full batch (a quarter more), or twice as many
+   * when that batch used every head it asked for: locking heads that do not fit costs a tuple write
+   * each, asking for too few leaves the batch short, and a batch of heads alone costs half as much
+   * as one filled from runs behind a few heads.
    *
    * <p>Never more heads than the last search found when it found fewer than it asked for: that
    * search read every pending row from the low-water mark to the end (a head is the oldest row of
@@ -465,6 +467,11 @@ final class Claimer {
       // Full, and the heads cost most of it: half as many next time, with longer runs behind
       // them, down to runs of LONG_RUN events.
       next = Math.max((batchSize + LONG_RUN - 1) / LONG_RUN, headsUsed / 2);
+    } else if (rows.size() >= batchSize && headsUsed >= limit) {
+      // Full, with every head it asked for: more are pending. Grown by a quarter instead, a relay
+      // started against a backlog spent its first dozen claims reading runs behind too few heads,
+      // at twice the cost of a claim of heads alone.
+      next = 2L * limit;
     } else if (rows.size() >= batchSize) {
       next = headsUsed + Math.max(2, headsUsed / 4);
     } else if (headsSearched == limit) {

@@ -56,6 +56,27 @@ class ExpensiveHeadsClaimIT {
     assertThat(perAggregate(last).values()).as("one event per aggregate").containsOnly(1L);
   }
 
+  /**
+   * A relay started against a backlog over many aggregates begins with a few heads and runs behind
+   * them, and doubles the heads while its batches come back full with all of them used: its fifth
+   * claim of 500 is one event from each of 500 aggregates (32 heads, 40 with the first full scan's
+   * extra, then 80, 160, 320). Grown by a quarter, it read runs behind 96 heads at that point and
+   * took thirteen claims to get there, at twice the cost per claim.
+   */
+  @Test
+  void aRelayStartedAgainstABacklogClaimsHeadsAloneWithinAFewClaims() throws Exception {
+    db.execute("truncate outbox_events");
+    db.execute(
+        "insert into outbox_events (aggregate_type, aggregate_id, event_type, payload)"
+            + " select 'order', 'agg-' || a, 'order.step', jsonb_build_object('seq', e)"
+            + " from generate_series(1, 5) e, generate_series(1, 1000) a order by e, a");
+
+    List<ClaimedRow> fifth = claims(500, 5, Claimer.Tuning.DEFAULT.expensiveHead(Long.MAX_VALUE));
+
+    assertThat(fifth).hasSize(500);
+    assertThat(perAggregate(fifth).values()).as("one event per aggregate").containsOnly(1L);
+  }
+
   @Test
   void expensiveHeadsFillBatchesFromLongerRunsBehindFewerHeadsInOrder() throws Exception {
     List<ClaimedRow> last = lastOfSeveralClaims(Claimer.Tuning.DEFAULT.expensiveHead(0));
@@ -87,16 +108,24 @@ class ExpensiveHeadsClaimIT {
     }
   }
 
-  /** Claims in rolled-back transactions, so the backlog stays; the claimer adapts as it goes. */
   private static List<ClaimedRow> lastOfSeveralClaims(Claimer.Tuning tuning) throws Exception {
+    return claims(BATCH, CLAIMS, tuning);
+  }
+
+  /**
+   * The last of {@code count} claims of batches of {@code batch}, in rolled-back transactions so
+   * the backlog stays; the claimer adapts as it goes.
+   */
+  private static List<ClaimedRow> claims(int batch, int count, Claimer.Tuning tuning)
+      throws Exception {
     Claimer claimer =
-        new Claimer(BATCH, Ordering.STRICT, DeadLetterPolicy.HOLD_AGGREGATE, db.schema(), tuning);
+        new Claimer(batch, Ordering.STRICT, DeadLetterPolicy.HOLD_AGGREGATE, db.schema(), tuning);
     List<ClaimedRow> rows = List.of();
     try (Connection connection = db.connect()) {
       connection.setAutoCommit(false);
       DSLContext tx =
           DSL.using(connection, SQLDialect.POSTGRES, OutboxSchema.jooqSettings(db.schema()));
-      for (int claim = 0; claim < CLAIMS; claim++) {
+      for (int claim = 0; claim < count; claim++) {
         Sql.configureClaimTransaction(tx, "expensive-heads-it", Duration.ofSeconds(30), true);
         rows = claimer.claim(tx);
         connection.rollback();

@@ -7,7 +7,9 @@ import java.sql.PreparedStatement;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Set;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
@@ -32,8 +34,11 @@ final class WalCompleter implements Runnable {
 
   private static final Duration INITIAL_ERROR_BACKOFF = Duration.ofMillis(100);
 
-  /** Rows to complete, and the LSN that is settled once they are. */
-  record Work(long[] positions, long ackLsn) {}
+  /**
+   * Rows to complete, the transactions that wrote them ({@link CommittingWriters}), and the LSN
+   * that is settled once they are.
+   */
+  record Work(long[] positions, Set<Integer> writers, long ackLsn) {}
 
   private final ScheduledExecutorService executor;
   private final DataSource dataSource;
@@ -74,9 +79,12 @@ final class WalCompleter implements Runnable {
     this.log = log;
   }
 
-  /** Queues rows to complete; {@code ackLsn} is settled once they (and all before) are. */
-  void submit(long[] positions, long ackLsn) {
-    queue.add(new Work(positions, ackLsn));
+  /**
+   * Queues rows to complete, written by the transactions {@code writers}; {@code ackLsn} is settled
+   * once they (and all before) are.
+   */
+  void submit(long[] positions, Set<Integer> writers, long ackLsn) {
+    queue.add(new Work(positions, Set.copyOf(writers), ackLsn));
     queued.incrementAndGet();
     queuedRows.addAndGet(positions.length);
     schedule(0);
@@ -168,11 +176,13 @@ final class WalCompleter implements Runnable {
       return 0;
     }
     Long[] all = new Long[count];
+    Set<Integer> writers = new HashSet<>();
     int i = 0;
     for (Work w : work) {
       for (long p : w.positions()) {
         all[i++] = p;
       }
+      writers.addAll(w.writers());
     }
     try (Connection connection = dataSource.getConnection()) {
       Sql.inWriteTransaction(
@@ -180,6 +190,7 @@ final class WalCompleter implements Runnable {
           applicationName,
           synchronousCommit,
           c -> {
+            CommittingWriters.awaitVisible(c, writers);
             try (PreparedStatement ps = c.prepareStatement(sql)) {
               Array array = c.createArrayOf("int8", all);
               try {

@@ -109,6 +109,12 @@ public final class WalReader implements Runnable {
   private long lastStreamCheck;
   private final List<ClaimedRow> batch = new ArrayList<>();
 
+  /** The transactions that wrote the rows of {@link #batch} ({@link CommittingWriters}). */
+  private final Set<Integer> batchWriters = new HashSet<>();
+
+  /** The transaction whose changes are being read (from its Begin message). */
+  private int readingXid;
+
   /** A reader; {@link #start()} submits its first task. */
   public WalReader(
       ScheduledExecutorService executor,
@@ -263,6 +269,7 @@ public final class WalReader implements Runnable {
     rows = new WalRows(schema);
     inTransaction = false;
     batch.clear();
+    batchWriters.clear();
     // The new stream starts where the server's slot stands, which may be behind what the last
     // stream read (a crash forgets confirmations since the last checkpoint) or acknowledged. A
     // batch may only acknowledge commits read on this stream: the last stream's unsettled commits
@@ -333,12 +340,16 @@ public final class WalReader implements Runnable {
         continue;
       }
       switch (PgOutputDecoder.decode(buffer)) {
-        case PgOutputDecoder.Begin b -> inTransaction = true;
+        case PgOutputDecoder.Begin b -> {
+          inTransaction = true;
+          readingXid = b.xid();
+        }
         case PgOutputDecoder.Relation r -> rows.relation(r);
         case PgOutputDecoder.Insert insert -> {
           ClaimedRow row = rows.row(insert);
           if (row != null) {
             batch.add(row);
+            batchWriters.add(readingXid);
           }
         }
         case PgOutputDecoder.Commit c -> {
@@ -354,10 +365,12 @@ public final class WalReader implements Runnable {
     long ackLsn = ackable;
     if (!batch.isEmpty()) {
       List<ClaimedRow> taken = List.copyOf(batch);
+      Set<Integer> writers = Set.copyOf(batchWriters);
       batch.clear();
-      publish(taken, ackLsn);
+      batchWriters.clear();
+      publish(taken, writers, ackLsn);
     } else if (ackLsn > submittedAck) {
-      completer.submit(new long[0], ackLsn);
+      completer.submit(new long[0], Set.of(), ackLsn);
       submittedAck = ackLsn;
     }
     applyAck(current);
@@ -424,7 +437,7 @@ public final class WalReader implements Runnable {
     sentAck = lsn;
   }
 
-  private void publish(List<ClaimedRow> rowsRead, long ackLsn)
+  private void publish(List<ClaimedRow> rowsRead, Set<Integer> writers, long ackLsn)
       throws SQLException, InterruptedException {
     long started = System.nanoTime();
     Set<ClaimedRow.AggregateKey> stillParked = stillParked(rowsRead);
@@ -532,13 +545,14 @@ public final class WalReader implements Runnable {
       }
     }
     if (!park.isEmpty()) {
-      recordParking(failures, park);
+      recordParking(failures, park, writers);
       parked.addAll(stopped);
     }
     completer.submit(
         publishedCount == published.length
             ? published
             : java.util.Arrays.copyOf(published, publishedCount),
+        writers,
         ackLsn);
     submittedAck = Math.max(submittedAck, ackLsn);
     report(
@@ -604,10 +618,12 @@ public final class WalReader implements Runnable {
    * A reader whose stream died may not park any more: the next one has read, or will read, these
    * events again and, not knowing them parked, would publish them while the drainer did too.
    */
-  private void recordParking(List<Marker.Failure> failures, List<Long> positions)
+  private void recordParking(
+      List<Marker.Failure> failures, List<Long> positions, Set<Integer> writers)
       throws SQLException {
     inWriteTransaction(
         c -> {
+          CommittingWriters.awaitVisible(c, writers);
           slot.fence(c, false);
           requireOwnStream(
               slot.readerPid(c),
@@ -731,6 +747,7 @@ public final class WalReader implements Runnable {
     }
     if (s != null) {
       batch.clear();
+      batchWriters.clear();
     }
   }
 

@@ -48,15 +48,26 @@ final class CommittingWriters {
     Long[] unsigned = xids.stream().map(Integer::toUnsignedLong).toArray(Long[]::new);
     try (PreparedStatement statement = connection.prepareStatement(IN_PROGRESS)) {
       Array array = connection.createArrayOf("int8", unsigned);
-      statement.setArray(1, array);
-      while (inProgress(statement) > 0) {
-        try {
-          Thread.sleep(PAUSE_MILLIS);
-        } catch (InterruptedException e) {
-          Thread.currentThread().interrupt();
-          throw new SQLException("interrupted while waiting for writers to commit", e);
+      try {
+        statement.setArray(1, array);
+        // Polled: SQL offers no wait on another transaction's end. The first look is the only one
+        // unless a writer is still committing, a moment of microseconds (longer while its commit
+        // waits for a synchronous standby, and then so does this).
+        while (inProgress(statement) > 0) {
+          pause();
         }
+      } finally {
+        array.free();
       }
+    }
+  }
+
+  private static void pause() throws SQLException {
+    try {
+      Thread.sleep(PAUSE_MILLIS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new SQLException("interrupted while waiting for writers to commit", e);
     }
   }
 

@@ -80,11 +80,11 @@ final class WalCompleter implements Runnable {
   }
 
   /**
-   * Queues rows to complete, written by the transactions {@code writers}; {@code ackLsn} is settled
-   * once they (and all before) are.
+   * Queues rows to complete, written by the transactions {@code writers} (a set that no longer
+   * changes); {@code ackLsn} is settled once they (and all before) are.
    */
   void submit(long[] positions, Set<Integer> writers, long ackLsn) {
-    queue.add(new Work(positions, Set.copyOf(writers), ackLsn));
+    queue.add(new Work(positions, writers, ackLsn));
     queued.incrementAndGet();
     queuedRows.addAndGet(positions.length);
     schedule(0);

@@ -8,8 +8,10 @@
 -- From Java: OutboxRoles.grant(dataSource, "outbox", "orders_app", "orders_relay", "orders_consumer")
 -- (classpath: db/pgoutbox/roles/grants.sql), which checks every name is a plain identifier first.
 --
--- Nothing here is granted on PUBLIC, and nothing is revoked: the migrations grant nothing, so
--- these three roles hold exactly what is below (plus what PUBLIC holds by default).
+-- Nothing here is granted on PUBLIC: the migrations grant nothing, so these three roles hold
+-- exactly what is below (plus what PUBLIC holds by default). The only revokes take back the
+-- table-wide INSERT and UPDATE on outbox_events that earlier versions of this script granted, now
+-- granted by column.
 
 -- The writer: the application's role, which appends events in its own transactions.
 -- USAGE: to name objects of the schema at all.
@@ -25,14 +27,25 @@ GRANT USAGE ON SCHEMA :"schema" TO :"writer_role";
 --    privileges;
 --  * serializeWritersPerAggregate(true): pg_advisory_xact_lock and hashtextextended are
 --    executable by PUBLIC.
-GRANT INSERT ON TABLE :"schema".outbox_events TO :"writer_role";
+-- By column: the six the writer fills. A row it inserts is always new (attempts 0, not published,
+-- not dead, not backing off, not parked): it cannot forge a dead letter or mark its own events
+-- sent, and PostgreSQL refuses an INSERT that names any other column.
+REVOKE INSERT ON TABLE :"schema".outbox_events FROM :"writer_role";
+GRANT INSERT (id, aggregate_type, aggregate_id, event_type, payload, headers)
+    ON TABLE :"schema".outbox_events TO :"writer_role";
 
 -- The relay: claims, publishes and marks events; OutboxAdmin (stats, dead letters, retention).
 GRANT USAGE ON SCHEMA :"schema" TO :"relay_role";
 -- SELECT: the claim query and the stats; UPDATE: processed_at, attempts, retry_after, last_error,
--- dead_at (and FOR UPDATE SKIP LOCKED, which needs UPDATE); DELETE: OutboxAdmin.discard and the
--- retention purge of processed events. No INSERT: the relay never writes events.
-GRANT SELECT, UPDATE, DELETE ON TABLE :"schema".outbox_events TO :"relay_role";
+-- dead_at, parked (and FOR UPDATE SKIP LOCKED, which needs UPDATE of a column); DELETE:
+-- OutboxAdmin.discard and the retention purge of processed events. No INSERT: the relay never
+-- writes events.
+-- UPDATE by column: the delivery columns only, so the relay cannot rewrite an event's payload,
+-- headers, type or aggregate (parked: the WAL relay's flag).
+REVOKE UPDATE ON TABLE :"schema".outbox_events FROM :"relay_role";
+GRANT SELECT, DELETE ON TABLE :"schema".outbox_events TO :"relay_role";
+GRANT UPDATE (attempts, retry_after, last_error, processed_at, dead_at, parked)
+    ON TABLE :"schema".outbox_events TO :"relay_role";
 -- The view of dead letters (OutboxAdmin.deadLetters, deadLetterCount).
 GRANT SELECT ON TABLE :"schema".outbox_dead_letters TO :"relay_role";
 -- The relay registry (migration V3): each relay adds, refreshes and deletes its own row, reads the

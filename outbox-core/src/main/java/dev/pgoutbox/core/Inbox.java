@@ -5,6 +5,7 @@ import static java.util.Objects.requireNonNull;
 
 import dev.pgoutbox.core.internal.Contexts;
 import dev.pgoutbox.core.internal.Retention;
+import dev.pgoutbox.core.internal.SearchPath;
 import dev.pgoutbox.core.internal.Texts;
 import dev.pgoutbox.db.OutboxSchema;
 import java.sql.Connection;
@@ -19,6 +20,7 @@ import org.jooq.SQLDialect;
 import org.jooq.conf.Settings;
 import org.jooq.exception.DataAccessException;
 import org.jooq.impl.DSL;
+import org.jooq.impl.SQLDataType;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -216,7 +218,12 @@ public final class Inbox {
       }
       inserted =
           tx.insertInto(PROCESSED_EVENTS, PROCESSED_EVENTS.CONSUMER, PROCESSED_EVENTS.EVENT_ID)
-              .values(consumer, eventId)
+              .values(
+                  DSL.val(consumer),
+                  // Runs in the consumer's session: the type is named with its schema.
+                  DSL.field(
+                      "cast({0} as pg_catalog.uuid)",
+                      SQLDataType.UUID, DSL.val(eventId.toString())))
               .onConflict(PROCESSED_EVENTS.CONSUMER, PROCESSED_EVENTS.EVENT_ID)
               .doNothing()
               .execute();
@@ -248,20 +255,23 @@ public final class Inbox {
       do {
         deleted =
             dsl.transactionResult(
-                batch ->
-                    batch
-                        .dsl()
-                        .deleteFrom(PROCESSED_EVENTS)
-                        .where(
-                            DSL.row(PROCESSED_EVENTS.CONSUMER, PROCESSED_EVENTS.EVENT_ID)
-                                .in(
-                                    DSL.select(PROCESSED_EVENTS.CONSUMER, PROCESSED_EVENTS.EVENT_ID)
-                                        .from(PROCESSED_EVENTS)
-                                        .where(PROCESSED_EVENTS.PROCESSED_AT.lt(cutoff))
-                                        .limit(batchSize)
-                                        .forUpdate()
-                                        .skipLocked()))
-                        .execute());
+                batch -> {
+                  // Its own transaction: nothing planted on the session's path runs in it.
+                  batch.dsl().connection(SearchPath::fixForTransaction);
+                  return batch
+                      .dsl()
+                      .deleteFrom(PROCESSED_EVENTS)
+                      .where(
+                          DSL.row(PROCESSED_EVENTS.CONSUMER, PROCESSED_EVENTS.EVENT_ID)
+                              .in(
+                                  DSL.select(PROCESSED_EVENTS.CONSUMER, PROCESSED_EVENTS.EVENT_ID)
+                                      .from(PROCESSED_EVENTS)
+                                      .where(PROCESSED_EVENTS.PROCESSED_AT.lt(cutoff))
+                                      .limit(batchSize)
+                                      .forUpdate()
+                                      .skipLocked()))
+                      .execute();
+                });
         total += deleted;
       } while (deleted == batchSize);
       return total;

@@ -7,6 +7,7 @@ import static org.jooq.impl.DSL.selectOne;
 
 import dev.pgoutbox.core.OutboxException;
 import dev.pgoutbox.core.internal.Retention;
+import dev.pgoutbox.core.internal.SearchPath;
 import dev.pgoutbox.db.OutboxSchema;
 import dev.pgoutbox.db.jooq.tables.OutboxEvents;
 import dev.pgoutbox.relay.internal.Sql;
@@ -62,7 +63,11 @@ public final class OutboxAdmin {
 
   private OutboxAdmin(DataSource dataSource, String schema) {
     this.schema = schema;
-    this.dsl = DSL.using(dataSource, SQLDialect.POSTGRES, OutboxSchema.jooqSettings(schema));
+    // Every statement of the admin runs under the fixed search_path (nothing planted on the
+    // host's path can run in it); see SearchPath.
+    this.dsl =
+        DSL.using(
+            SearchPath.pinned(dataSource), SQLDialect.POSTGRES, OutboxSchema.jooqSettings(schema));
   }
 
   /** A builder of an {@code OutboxAdmin}; {@link Builder#dataSource} is required. */

@@ -11,7 +11,9 @@ import org.jooq.Field;
 import org.jooq.Insert;
 import org.jooq.InsertValuesStep6;
 import org.jooq.JSONB;
+import org.jooq.Record1;
 import org.jooq.Record6;
+import org.jooq.Row1;
 import org.jooq.Row6;
 import org.jooq.Table;
 import org.jooq.impl.DSL;
@@ -24,6 +26,13 @@ import org.jooq.impl.SQLDataType;
  *
  * <p>The lock key of an aggregate is {@code hashtextextended(aggregate_type || ':' || aggregate_id,
  * 0)}, so hosts can take the same lock in their own SQL.
+ *
+ * <p>These statements run in the host's session, with the host's {@code search_path}, which may
+ * list a schema that another role can create objects in. So every function and every type they name
+ * is qualified with {@code pg_catalog}, and they use no operator: nothing another role plants on
+ * the path can match (an overload of {@code hashtextextended(varchar, integer)} planted in {@code
+ * public} used to run in every writer's session). Strings are bound as {@code varchar} into {@code
+ * varchar} columns, which needs no cast at all.
  */
 public final class EventInserts {
 
@@ -41,12 +50,12 @@ public final class EventInserts {
     for (OutboxEventsRecord row : rows) {
       insert =
           insert.values(
-              row.getId(),
-              row.getAggregateType(),
-              row.getAggregateId(),
-              row.getEventType(),
-              row.getPayload(),
-              row.getHeaders());
+              uuid(row.getId()),
+              DSL.val(row.getAggregateType()),
+              DSL.val(row.getAggregateId()),
+              DSL.val(row.getEventType()),
+              jsonb(row.getPayload()),
+              jsonb(row.getHeaders()));
     }
     return insert;
   }
@@ -59,7 +68,8 @@ public final class EventInserts {
    * <pre>{@code
    * insert into outbox_events (id, aggregate_type, aggregate_id, event_type, payload, headers)
    * select v.* from (values (...), ...) as v(...)
-   *   cross join (select count(pg_advisory_xact_lock(hashtextextended(k, 0))) from unnest(?) k) l
+   *   cross join (select pg_catalog.count(pg_catalog.pg_advisory_xact_lock(
+   *       pg_catalog.hashtextextended(cast(k.key as pg_catalog.text), 0))) from (values (?), ...) k) l
    * }</pre>
    *
    * The lock subquery is an aggregate, so it runs to the end before the join yields its first row:
@@ -68,26 +78,30 @@ public final class EventInserts {
    */
   public static Insert<OutboxEventsRecord> holdingLocks(
       DSLContext tx, List<OutboxEventsRecord> rows, List<String> sortedKeys) {
-    Field<String> key = DSL.field(DSL.name("k", "key"), SQLDataType.VARCHAR);
+    List<Row1<String>> keyRows = new ArrayList<>(sortedKeys.size());
+    for (String key : sortedKeys) {
+      keyRows.add(DSL.row(DSL.val(key)));
+    }
+    @SuppressWarnings({"unchecked", "rawtypes"})
+    Table<Record1<String>> keys = DSL.values(keyRows.toArray(Row1[]::new)).as("k", "key");
     Table<?> locks =
         DSL.select(
-                DSL.count(
-                    DSL.function(
-                        "pg_advisory_xact_lock",
-                        SQLDataType.OTHER,
-                        DSL.function("hashtextextended", SQLDataType.BIGINT, key, DSL.inline(0)))))
-            .from(DSL.unnest(sortedKeys.toArray(String[]::new)).as("k", "key"))
+                DSL.field(
+                    "pg_catalog.count(pg_catalog.pg_advisory_xact_lock("
+                        + "pg_catalog.hashtextextended(cast({0} as pg_catalog.text), 0)))",
+                    SQLDataType.BIGINT, keys.field(0)))
+            .from(keys)
             .asTable("pgoutbox_locks");
     List<Row6<UUID, String, String, String, JSONB, JSONB>> values = new ArrayList<>(rows.size());
     for (OutboxEventsRecord row : rows) {
       values.add(
           DSL.row(
-              DSL.val(row.getId(), OUTBOX_EVENTS.ID),
-              DSL.val(row.getAggregateType(), OUTBOX_EVENTS.AGGREGATE_TYPE),
-              DSL.val(row.getAggregateId(), OUTBOX_EVENTS.AGGREGATE_ID),
-              DSL.val(row.getEventType(), OUTBOX_EVENTS.EVENT_TYPE),
-              DSL.val(row.getPayload(), OUTBOX_EVENTS.PAYLOAD),
-              DSL.val(row.getHeaders(), OUTBOX_EVENTS.HEADERS)));
+              uuid(row.getId()),
+              DSL.val(row.getAggregateType()),
+              DSL.val(row.getAggregateId()),
+              DSL.val(row.getEventType()),
+              jsonb(row.getPayload()),
+              jsonb(row.getHeaders())));
     }
     @SuppressWarnings({"unchecked", "rawtypes"})
     Table<Record6<UUID, String, String, String, JSONB, JSONB>> v =
@@ -104,6 +118,16 @@ public final class EventInserts {
                     v.field(5, JSONB.class))
                 .from(v)
                 .crossJoin(locks));
+  }
+
+  /** {@code cast(? as pg_catalog.uuid)}, the id bound as its text. */
+  private static Field<UUID> uuid(UUID id) {
+    return DSL.field("cast({0} as pg_catalog.uuid)", SQLDataType.UUID, DSL.val(id.toString()));
+  }
+
+  /** {@code cast(? as pg_catalog.jsonb)}, the document bound as its text. */
+  private static Field<JSONB> jsonb(JSONB json) {
+    return DSL.field("cast({0} as pg_catalog.jsonb)", SQLDataType.JSONB, DSL.val(json.data()));
   }
 
   private static InsertValuesStep6<OutboxEventsRecord, UUID, String, String, String, JSONB, JSONB>

@@ -25,9 +25,10 @@ final class CommittingWriters {
    * before a wrap-around).
    */
   static final String IN_PROGRESS =
-      "SELECT count(*) FROM unnest(?::bigint[]) AS w(xid),"
-          + " (SELECT pg_snapshot_xmax(pg_current_snapshot())::text::bigint AS next) AS s"
-          + " WHERE pg_xact_status(((((s.next >> 32) - (w.xid > (s.next & 4294967295))::int)"
+      "SELECT pg_catalog.count(*) FROM pg_catalog.unnest(?::pg_catalog.int8[]) AS w(xid),"
+          + " (SELECT pg_catalog.pg_snapshot_xmax(pg_catalog.pg_current_snapshot())::text::bigint"
+          + " AS next) AS s"
+          + " WHERE pg_catalog.pg_xact_status(((((s.next >> 32) - (w.xid > (s.next & 4294967295))::int)"
           + " << 32) | w.xid)::text::xid8) = 'in progress'";
 
   /** Pause between two looks while a writer is still committing. */

@@ -3,6 +3,7 @@ package dev.pgoutbox.relay.internal;
 import static dev.pgoutbox.db.jooq.Tables.OUTBOX_RELAYS;
 
 import dev.pgoutbox.core.OutboxException;
+import dev.pgoutbox.core.internal.SearchPath;
 import dev.pgoutbox.db.jooq.tables.records.OutboxRelaysRecord;
 import dev.pgoutbox.relay.DeadLetterPolicy;
 import dev.pgoutbox.relay.Ordering;
@@ -60,7 +61,7 @@ public final class FleetRegistry {
       Ordering ordering,
       DeadLetterPolicy deadLetterPolicy,
       String source) {
-    this.dsl = DSL.using(dataSource, SQLDialect.POSTGRES, settings);
+    this.dsl = DSL.using(SearchPath.pinned(dataSource), SQLDialect.POSTGRES, settings);
     this.schema = schema;
     this.relayName = relayName;
     this.ordering = ordering;
@@ -112,7 +113,7 @@ public final class FleetRegistry {
                   Sql.configureWriteTransaction(connection, Sql.applicationName(relayName), true));
           tx.select(
                   DSL.function(
-                      "pg_advisory_xact_lock",
+                      DSL.name("pg_catalog", "pg_advisory_xact_lock"),
                       SQLDataType.VARCHAR,
                       DSL.val(("pgoutbox.fleet:" + schema).hashCode()),
                       DSL.val(0)))

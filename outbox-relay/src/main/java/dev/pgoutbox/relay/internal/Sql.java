@@ -1,5 +1,6 @@
 package dev.pgoutbox.relay.internal;
 
+import dev.pgoutbox.core.internal.SearchPath;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.SQLException;
@@ -23,15 +24,19 @@ public final class Sql {
    * arithmetic failed on them, and with it every read of a lag that met such a row first.
    */
   public static String ageMillis(String column) {
-    return "CASE WHEN isfinite("
+    return "CASE WHEN pg_catalog.isfinite("
         + column
-        + ") THEN greatest(0, (extract(epoch from clock_timestamp() - "
+        + ") THEN greatest(0, (extract(epoch from pg_catalog.clock_timestamp() - "
         + column
         + ") * 1000)::bigint) ELSE 0 END";
   }
 
   /** Names the session in {@code pg_stat_activity} for as long as it lasts. */
-  static final String SET_APPLICATION_NAME = "SELECT set_config('application_name', ?, false)";
+  static final String SET_APPLICATION_NAME =
+      "SELECT pg_catalog.set_config('application_name', ?, false),"
+          + " pg_catalog.set_config('search_path', '"
+          + SearchPath.FIXED
+          + "', false)";
 
   /**
    * True when no writer of the outbox whose wake-up channel is the parameter is committing: the
@@ -40,17 +45,20 @@ public final class Sql {
    * succeeds only when every writer that had run it has finished and its rows are visible.
    */
   static final String NO_WRITER_COMMITTING =
-      "SELECT CASE WHEN pg_try_advisory_lock(hashtext(?), 1)"
-          + " THEN pg_advisory_unlock(hashtext(?), 1) ELSE false END";
+      "SELECT CASE WHEN pg_catalog.pg_try_advisory_lock(pg_catalog.hashtext(?::pg_catalog.text), 1)"
+          + " THEN pg_catalog.pg_advisory_unlock(pg_catalog.hashtext(?::pg_catalog.text), 1)"
+          + " ELSE false END";
 
   /**
    * The settings every relay write transaction starts with; see {@link #configureWriteTransaction}.
    */
   static final String CONFIGURE_WRITE_TRANSACTION =
-      "SELECT set_config('application_name', ?, true),"
-          + " set_config('idle_in_transaction_session_timeout', ?, true),"
-          + " set_config('lock_timeout', ?, true),"
-          + " set_config('synchronous_commit', ?, true)";
+      "SELECT "
+          + SearchPath.FIX_FOR_TRANSACTION
+          + ", pg_catalog.set_config('application_name', ?, true),"
+          + " pg_catalog.set_config('idle_in_transaction_session_timeout', ?, true),"
+          + " pg_catalog.set_config('lock_timeout', ?, true),"
+          + " pg_catalog.set_config('synchronous_commit', ?, true)";
 
   /**
    * The claim transaction's settings: those of every write, plus its isolation level and planner
@@ -59,17 +67,20 @@ public final class Sql {
   static final String CONFIGURE_CLAIM_TRANSACTION =
       "SET TRANSACTION ISOLATION LEVEL READ COMMITTED; "
           + CONFIGURE_WRITE_TRANSACTION
-          + ", set_config('plan_cache_mode', 'force_custom_plan', true),"
-          + " set_config('enable_bitmapscan', 'off', true),"
-          + " set_config('enable_seqscan', 'off', true),"
-          + " set_config('enable_sort', 'off', true),"
-          + " set_config('jit', 'off', true)";
+          + ", pg_catalog.set_config('plan_cache_mode', 'force_custom_plan', true),"
+          + " pg_catalog.set_config('enable_bitmapscan', 'off', true),"
+          + " pg_catalog.set_config('enable_seqscan', 'off', true),"
+          + " pg_catalog.set_config('enable_sort', 'off', true),"
+          + " pg_catalog.set_config('jit', 'off', true)";
 
   /**
    * How long a WAL relay write transaction may sit idle or wait for a row lock. They never wait for
    * a publisher, so this only bounds what a lost connection leaves behind.
    */
   static final Duration WRITE_TRANSACTION_TIMEOUT = Duration.ofSeconds(10);
+
+  private static final org.jooq.Name PG_TRY_ADVISORY_XACT_LOCK =
+      DSL.name("pg_catalog", "pg_try_advisory_xact_lock");
 
   private Sql() {}
 
@@ -83,7 +94,7 @@ public final class Sql {
 
   /** The wall-clock time of the database, which moves within a transaction (unlike now()). */
   public static Field<OffsetDateTime> clockTimestamp() {
-    return DSL.field("clock_timestamp()", SQLDataType.TIMESTAMPWITHTIMEZONE);
+    return DSL.field("pg_catalog.clock_timestamp()", SQLDataType.TIMESTAMPWITHTIMEZONE);
   }
 
   /** {@code clock_timestamp() + delay}, in database time. */
@@ -94,7 +105,7 @@ public final class Sql {
   /** {@code clock_timestamp() + millis milliseconds}, in database time. */
   static Field<OffsetDateTime> clockTimestampPlusMillis(Field<Long> millis) {
     return DSL.field(
-        "clock_timestamp() + ({0} * interval '1 millisecond')",
+        "pg_catalog.clock_timestamp() + ({0} * interval '1 millisecond')",
         SQLDataType.TIMESTAMPWITHTIMEZONE, millis);
   }
 
@@ -263,7 +274,7 @@ public final class Sql {
       Field<Integer> namespace, Field<String> aggregateType, Field<String> aggregateId) {
     return DSL.condition(
         DSL.function(
-            "pg_try_advisory_xact_lock",
+            PG_TRY_ADVISORY_XACT_LOCK,
             SQLDataType.BOOLEAN,
             namespace,
             aggregateKey(aggregateType, aggregateId)));
@@ -280,9 +291,17 @@ public final class Sql {
       int namespace, Field<String> aggregateType, Field<String> aggregateId) {
     Field<Integer> key = aggregateKey(aggregateType, aggregateId);
     Field<Boolean> taken =
-        DSL.function("pg_try_advisory_lock", SQLDataType.BOOLEAN, DSL.inline(namespace), key);
+        DSL.function(
+            DSL.name("pg_catalog", "pg_try_advisory_lock"),
+            SQLDataType.BOOLEAN,
+            DSL.inline(namespace),
+            key);
     Field<Boolean> released =
-        DSL.function("pg_advisory_unlock", SQLDataType.BOOLEAN, DSL.inline(namespace), key);
+        DSL.function(
+            DSL.name("pg_catalog", "pg_advisory_unlock"),
+            SQLDataType.BOOLEAN,
+            DSL.inline(namespace),
+            key);
     return DSL.condition(DSL.when(DSL.condition(taken), released).otherwise(DSL.inline(false)));
   }
 
@@ -290,7 +309,9 @@ public final class Sql {
   private static Field<Integer> aggregateKey(
       Field<String> aggregateType, Field<String> aggregateId) {
     return DSL.function(
-        "hashtext", SQLDataType.INTEGER, aggregateType.concat(DSL.inline(":"), aggregateId));
+        DSL.name("pg_catalog", "hashtext"),
+        SQLDataType.INTEGER,
+        aggregateType.concat(DSL.inline(":"), aggregateId));
   }
 
   /** {@code LISTEN "channel"}; the channel is a validated identifier (see OutboxSchema). */

@@ -1,5 +1,6 @@
 package dev.pgoutbox.relay.internal;
 
+import dev.pgoutbox.core.internal.SearchPath;
 import dev.pgoutbox.relay.Completion;
 import dev.pgoutbox.relay.ListenConnectionFactory;
 import dev.pgoutbox.relay.OutboxMessage;
@@ -131,7 +132,8 @@ public final class WalReader implements Runnable {
       Duration attachRetry,
       Consumer<String> onSlotLost) {
     this.executor = executor;
-    this.dataSource = dataSource;
+    // Parking and the parked checks are rare: their sessions run under the fixed path throughout.
+    this.dataSource = SearchPath.pinned(dataSource);
     this.schema = schema;
     this.settings = settings;
     this.replicationConnections = replicationConnections;

@@ -1,6 +1,7 @@
 package dev.pgoutbox.relay.internal;
 
 import dev.pgoutbox.core.OutboxException;
+import dev.pgoutbox.core.internal.SearchPath;
 import dev.pgoutbox.relay.WalSlotStats;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -37,7 +38,7 @@ public final class WalSlot {
       String publicationName,
       RelayLog log,
       Duration creationTimeout) {
-    this.dataSource = dataSource;
+    this.dataSource = SearchPath.pinned(dataSource);
     this.schema = schema;
     this.slotName = slotName;
     this.publicationName = publicationName;

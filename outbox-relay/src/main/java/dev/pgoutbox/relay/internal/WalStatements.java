@@ -40,8 +40,10 @@ final class WalStatements {
    */
   static String parkingFence(boolean exclusive) {
     return "SELECT "
-        + (exclusive ? "pg_advisory_xact_lock" : "pg_advisory_xact_lock_shared")
-        + "(hashtext('pgoutbox.wal-parking:' || ?), 3)";
+        + (exclusive
+            ? "pg_catalog.pg_advisory_xact_lock"
+            : "pg_catalog.pg_advisory_xact_lock_shared")
+        + "(pg_catalog.hashtext('pgoutbox.wal-parking:' || ?::pg_catalog.text), 3)";
   }
 
   /** Every aggregate with a pending parked row: the reader's parked set when it attaches. */

@@ -35,12 +35,12 @@ with
       )
       and "e"."parked" = true
       and case
-        when pg_try_advisory_lock(
+        when "pg_catalog"."pg_try_advisory_lock"(
           -1801522516,
-          hashtext(("e"."aggregate_type" || ':' || "e"."aggregate_id"))
-        ) then pg_advisory_unlock(
+          "pg_catalog"."hashtext"(("e"."aggregate_type" || ':' || "e"."aggregate_id"))
+        ) then "pg_catalog"."pg_advisory_unlock"(
           -1801522516,
-          hashtext(("e"."aggregate_type" || ':' || "e"."aggregate_id"))
+          "pg_catalog"."hashtext"(("e"."aggregate_type" || ':' || "e"."aggregate_id"))
         )
         else false
       end
@@ -79,7 +79,7 @@ select
     from "heads"
   ) as "heads_searched"
 from "heads"
-where pg_try_advisory_xact_lock(
+where "pg_catalog"."pg_try_advisory_xact_lock"(
   ?,
-  hashtext(("heads"."aggregate_type" || ':' || "heads"."aggregate_id"))
+  "pg_catalog"."hashtext"(("heads"."aggregate_type" || ':' || "heads"."aggregate_id"))
 )

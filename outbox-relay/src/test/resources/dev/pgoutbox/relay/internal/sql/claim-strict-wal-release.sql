@@ -15,12 +15,12 @@ with
       )
       and "e"."parked" = true
       and case
-        when pg_try_advisory_lock(
+        when "pg_catalog"."pg_try_advisory_lock"(
           -1801522516,
-          hashtext(("e"."aggregate_type" || ':' || "e"."aggregate_id"))
-        ) then pg_advisory_unlock(
+          "pg_catalog"."hashtext"(("e"."aggregate_type" || ':' || "e"."aggregate_id"))
+        ) then "pg_catalog"."pg_advisory_unlock"(
           -1801522516,
-          hashtext(("e"."aggregate_type" || ':' || "e"."aggregate_id"))
+          "pg_catalog"."hashtext"(("e"."aggregate_type" || ':' || "e"."aggregate_id"))
         )
         else false
       end
@@ -48,9 +48,9 @@ with
       "heads"."a",
       "heads"."p"
     from "heads"
-    where pg_try_advisory_xact_lock(
+    where "pg_catalog"."pg_try_advisory_xact_lock"(
       ?,
-      hashtext(("heads"."t" || ':' || "heads"."a"))
+      "pg_catalog"."hashtext"(("heads"."t" || ':' || "heads"."a"))
     )
   ),
   "chosen"("t", "a", "p", "rn") as materialized (

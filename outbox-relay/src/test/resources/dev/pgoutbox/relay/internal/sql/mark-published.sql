@@ -1,6 +1,6 @@
 update "public"."outbox_events"
 set
-  "processed_at" = clock_timestamp()
+  "processed_at" = pg_catalog.clock_timestamp()
 where (
   "public"."outbox_events"."position" = any (
     cast(

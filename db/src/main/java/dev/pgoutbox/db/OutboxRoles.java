@@ -112,6 +112,92 @@ public final class OutboxRoles {
     }
   }
 
+  /**
+   * The functions that take an advisory lock (session or transaction level, waiting or trying,
+   * exclusive or shared, one {@code bigint} key or two {@code integer} keys), as {@code pg_catalog}
+   * signatures. Unlocking needs no restriction: a session can only release its own.
+   */
+  public static final List<String> ADVISORY_LOCK_FUNCTIONS = advisoryLockFunctions();
+
+  private static List<String> advisoryLockFunctions() {
+    List<String> functions = new ArrayList<>();
+    for (String tryPrefix : List.of("", "try_")) {
+      for (String level : List.of("", "xact_")) {
+        for (String mode : List.of("", "_shared")) {
+          for (String args : List.of("bigint", "integer, integer")) {
+            functions.add(
+                "pg_catalog.pg_"
+                    + tryPrefix
+                    + "advisory_"
+                    + level
+                    + "lock"
+                    + mode
+                    + "("
+                    + args
+                    + ")");
+          }
+        }
+      }
+    }
+    return List.copyOf(functions);
+  }
+
+  /**
+   * The statements of {@link #restrictAdvisoryLocks}: {@code REVOKE EXECUTE ... FROM PUBLIC} and
+   * {@code GRANT EXECUTE ... TO} each role, for each of {@link #ADVISORY_LOCK_FUNCTIONS}.
+   *
+   * @throws IllegalArgumentException naming the first role that is not a plain identifier
+   */
+  public static List<String> restrictAdvisoryLockStatements(List<String> roles) {
+    List<String> quotedRoles = new ArrayList<>();
+    for (int i = 0; i < roles.size(); i++) {
+      quotedRoles.add(quoted("roles[" + i + "]", roles.get(i)));
+    }
+    List<String> statements = new ArrayList<>();
+    for (String function : ADVISORY_LOCK_FUNCTIONS) {
+      statements.add("REVOKE EXECUTE ON FUNCTION " + function + " FROM PUBLIC");
+      if (!quotedRoles.isEmpty()) {
+        statements.add(
+            "GRANT EXECUTE ON FUNCTION " + function + " TO " + String.join(", ", quotedRoles));
+      }
+    }
+    return List.copyOf(statements);
+  }
+
+  /**
+   * Takes the advisory lock functions away from every role of the current database but {@code
+   * roles} (and superusers), so that no other role can hold a lock that pgoutbox's writers or
+   * relays use (docs/security.md). Optional hardening, for the database of the outbox only
+   * (function privileges are per database): grant it to the writer, relay and migration roles, and
+   * to every other role of that database that takes advisory locks itself (Flyway does, to
+   * serialize migrations; many job queues do). Run as a superuser. Idempotent; undone by {@code
+   * GRANT EXECUTE ON FUNCTION ... TO PUBLIC} on the same functions.
+   *
+   * @throws IllegalArgumentException naming the first role that is not a plain identifier
+   * @throws IllegalStateException with PostgreSQL's reason if a statement fails (nothing changed)
+   */
+  public static void restrictAdvisoryLocks(DataSource superuser, List<String> roles) {
+    List<String> statements = restrictAdvisoryLockStatements(roles);
+    try (Connection connection = superuser.getConnection()) {
+      boolean autoCommit = connection.getAutoCommit();
+      connection.setAutoCommit(false);
+      try (Statement statement = connection.createStatement()) {
+        for (String sql : statements) {
+          statement.execute(sql);
+        }
+        connection.commit();
+      } catch (SQLException e) {
+        connection.rollback();
+        throw e;
+      } finally {
+        connection.setAutoCommit(autoCommit);
+      }
+    } catch (SQLException e) {
+      throw new IllegalStateException(
+          "Could not restrict the advisory lock functions: " + e.getMessage(), e);
+    }
+  }
+
   private static String quoted(String field, String name) {
     if (name == null) {
       throw new IllegalArgumentException(field + " must not be null");

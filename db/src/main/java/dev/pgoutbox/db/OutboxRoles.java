@@ -7,6 +7,8 @@ import java.io.InputStream;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.ArrayList;
@@ -39,6 +41,12 @@ public final class OutboxRoles {
   /** Classpath resource of the grants script, with psql variables for the names. */
   public static final String GRANTS_SCRIPT = "db/pgoutbox/roles/grants.sql";
 
+  /**
+   * Classpath resource of what the WAL relay's role needs on top of {@link #GRANTS_SCRIPT} ({@code
+   * REPLICATION}, the publication), with psql variables for the names.
+   */
+  public static final String WAL_RELAY_GRANTS_SCRIPT = "db/pgoutbox/roles/wal-relay-grants.sql";
+
   private static final Pattern PLAIN_IDENTIFIER = Pattern.compile("[a-z_][a-z0-9_]*");
 
   private OutboxRoles() {}
@@ -52,28 +60,12 @@ public final class OutboxRoles {
   public static List<String> grantStatements(
       String schema, String writerRole, String relayRole, String consumerRole) {
     String script =
-        readScript()
+        readScript(GRANTS_SCRIPT)
             .replace(":\"schema\"", quoted("schema", schema))
             .replace(":\"writer_role\"", quoted("writerRole", writerRole))
             .replace(":\"relay_role\"", quoted("relayRole", relayRole))
             .replace(":\"consumer_role\"", quoted("consumerRole", consumerRole));
-    List<String> statements = new ArrayList<>();
-    StringBuilder current = new StringBuilder();
-    for (String line : script.split("\n", -1)) {
-      String trimmed = line.strip();
-      if (trimmed.isEmpty() || trimmed.startsWith("--")) {
-        continue;
-      }
-      current.append(current.isEmpty() ? "" : " ").append(trimmed);
-      if (trimmed.endsWith(";")) {
-        statements.add(current.substring(0, current.length() - 1));
-        current.setLength(0);
-      }
-    }
-    if (!current.isEmpty()) {
-      throw new IllegalStateException(GRANTS_SCRIPT + " ends without ';': " + current);
-    }
-    return List.copyOf(statements);
+    return statements(GRANTS_SCRIPT, script);
   }
 
   /**
@@ -221,14 +213,136 @@ public final class OutboxRoles {
     return "\"" + name + "\"";
   }
 
-  private static String readScript() {
-    try (InputStream in = OutboxRoles.class.getClassLoader().getResourceAsStream(GRANTS_SCRIPT)) {
+  /**
+   * The statements of {@value #WAL_RELAY_GRANTS_SCRIPT} with the names filled in, one per element,
+   * without comments or trailing semicolons: {@code ALTER ROLE <relayRole> REPLICATION} and {@code
+   * CREATE PUBLICATION <publication> FOR TABLE <schema>.outbox_events WITH (publish = 'insert')}.
+   *
+   * @throws IllegalArgumentException naming the first argument that is not a plain identifier
+   */
+  public static List<String> walRelayGrantStatements(
+      String schema, String relayRole, String publication) {
+    String script =
+        readScript(WAL_RELAY_GRANTS_SCRIPT)
+            .replace(":\"schema\"", quoted("schema", schema))
+            .replace(":\"relay_role\"", quoted("relayRole", relayRole))
+            .replace(":\"publication\"", quoted("publication", publication));
+    return statements(WAL_RELAY_GRANTS_SCRIPT, script);
+  }
+
+  /**
+   * Gives the relay role what the WAL relay needs on top of {@link #grant}: runs {@link
+   * #walRelayGrantStatements} in one transaction on a connection of {@code dataSource}, which must
+   * be a superuser ({@code ALTER ROLE .. REPLICATION} needs one on PostgreSQL 15 and older; 16 and
+   * later also allow a {@code CREATEROLE} role that has {@code REPLICATION} itself, if it owns the
+   * table). Run {@link #grant} first; the role must exist. Idempotent: a publication {@code
+   * publication} that already includes {@code <schema>.outbox_events} is left as it is.
+   *
+   * <pre>{@code
+   * OutboxRoles.grant(superuser, "outbox", "orders_app", "orders_relay", "orders_consumer");
+   * OutboxRoles.grantWalRelay(superuser, "outbox", "orders_relay", "pgoutbox_outbox");
+   * // WalRelay.builder().schema("outbox").publicationName("pgoutbox_outbox"), as orders_relay
+   * }</pre>
+   *
+   * @throws IllegalArgumentException naming the first argument that is not a plain identifier
+   * @throws IllegalStateException with PostgreSQL's reason if a statement fails (nothing granted),
+   *     or if {@code publication} exists without the outbox table
+   */
+  public static void grantWalRelay(
+      DataSource dataSource, String schema, String relayRole, String publication) {
+    requireNonNull(dataSource, "dataSource");
+    List<String> statements = walRelayGrantStatements(schema, relayRole, publication);
+    try (Connection connection = dataSource.getConnection()) {
+      boolean autoCommit = connection.getAutoCommit();
+      connection.setAutoCommit(false);
+      try (Statement statement = connection.createStatement()) {
+        for (String sql : statements) {
+          if (sql.startsWith("CREATE PUBLICATION ")
+              && publicationExists(connection, schema, publication)) {
+            continue;
+          }
+          statement.execute(sql);
+        }
+        connection.commit();
+      } catch (SQLException | RuntimeException e) {
+        connection.rollback();
+        throw e;
+      } finally {
+        connection.setAutoCommit(autoCommit);
+      }
+    } catch (SQLException e) {
+      throw new IllegalStateException(
+          "Could not grant the WAL relay's privileges to "
+              + relayRole
+              + " on schema "
+              + schema
+              + ": "
+              + e.getMessage(),
+          e);
+    }
+  }
+
+  /** Whether {@code publication} exists; refuses one that does not include the outbox table. */
+  private static boolean publicationExists(Connection connection, String schema, String publication)
+      throws SQLException {
+    try (PreparedStatement ps =
+        connection.prepareStatement(
+            "SELECT EXISTS (SELECT 1 FROM pg_catalog.pg_publication_tables WHERE pubname = ?"
+                + " AND schemaname = ? AND tablename = 'outbox_events')"
+                + " FROM pg_catalog.pg_publication WHERE pubname = ?")) {
+      ps.setString(1, publication);
+      ps.setString(2, schema);
+      ps.setString(3, publication);
+      try (ResultSet rs = ps.executeQuery()) {
+        if (!rs.next()) {
+          return false;
+        }
+        if (!rs.getBoolean(1)) {
+          throw new IllegalStateException(
+              "publication "
+                  + publication
+                  + " exists but does not include "
+                  + schema
+                  + ".outbox_events: run ALTER PUBLICATION "
+                  + publication
+                  + " ADD TABLE "
+                  + schema
+                  + ".outbox_events, or choose another publication name");
+        }
+        return true;
+      }
+    }
+  }
+
+  /** A script's statements: comments and blank lines dropped, each ending at its ';'. */
+  private static List<String> statements(String resource, String script) {
+    List<String> statements = new ArrayList<>();
+    StringBuilder current = new StringBuilder();
+    for (String line : script.split("\n", -1)) {
+      String trimmed = line.strip();
+      if (trimmed.isEmpty() || trimmed.startsWith("--")) {
+        continue;
+      }
+      current.append(current.isEmpty() ? "" : " ").append(trimmed);
+      if (trimmed.endsWith(";")) {
+        statements.add(current.substring(0, current.length() - 1));
+        current.setLength(0);
+      }
+    }
+    if (!current.isEmpty()) {
+      throw new IllegalStateException(resource + " ends without ';': " + current);
+    }
+    return List.copyOf(statements);
+  }
+
+  private static String readScript(String resource) {
+    try (InputStream in = OutboxRoles.class.getClassLoader().getResourceAsStream(resource)) {
       if (in == null) {
-        throw new IllegalStateException(GRANTS_SCRIPT + " is missing from the classpath");
+        throw new IllegalStateException(resource + " is missing from the classpath");
       }
       return new String(in.readAllBytes(), StandardCharsets.UTF_8);
     } catch (IOException e) {
-      throw new UncheckedIOException("Could not read " + GRANTS_SCRIPT, e);
+      throw new UncheckedIOException("Could not read " + resource, e);
     }
   }
 }

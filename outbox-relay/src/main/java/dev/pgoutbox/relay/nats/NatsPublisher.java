@@ -64,11 +64,13 @@ import org.jspecify.annotations.Nullable;
  * the rest of the batch.
  *
  * <p><b>Failures.</b> Permanent: a payload larger than the server's {@code max_payload}, a message
- * larger than the stream's maximum (API error {@value #MESSAGE_TOO_LARGE}), an invalid subject or
- * header. Retryable: no ack in time (server down or restarting; jnats resends buffered messages on
- * reconnect, and the duplicate window absorbs them), connection closed, {@code 503 no responders}
- * (no stream captures the subject, or JetStream is not ready yet: indistinguishable on the wire),
- * any other JetStream error.
+ * larger than the stream's maximum (API error {@value #MESSAGE_TOO_LARGE}), a subject that is not
+ * literal (checked before the publish: empty, an empty token, {@code *} or {@code >} anywhere,
+ * whitespace or a control character; the default routing escapes such characters, so only a routing
+ * of your own can give one), an invalid header. Retryable: no ack in time (server down or
+ * restarting; jnats resends buffered messages on reconnect, and the duplicate window absorbs them),
+ * connection closed, {@code 503 no responders} (no stream captures the subject, or JetStream is not
+ * ready yet: indistinguishable on the wire), any other JetStream error.
  *
  * <p>Thread-safe. Given a connection, the publisher never closes it. Given {@link Options}, it
  * connects lazily (on the first batch), connects again if the connection has closed for good, and
@@ -196,6 +198,20 @@ public final class NatsPublisher implements Publisher {
       return CompletableFuture.completedFuture(
           PublishResult.permanent(
               "cannot build the NATS message for subject " + subject + ": " + e));
+    }
+    // jnats passes "a.*" and "a.>" to the server, and whitespace other than space, tab, CR, LF.
+    String problem = NatsSubjects.problem(subject);
+    if (problem != null) {
+      return CompletableFuture.completedFuture(
+          PublishResult.permanent(
+              "NATS routing gave subject '"
+                  + subject
+                  + "' for event_type '"
+                  + m.eventType()
+                  + "', aggregate_type '"
+                  + m.aggregateType()
+                  + "', which is not a literal subject: "
+                  + problem));
     }
     CompletableFuture<PublishAck> ack;
     try {

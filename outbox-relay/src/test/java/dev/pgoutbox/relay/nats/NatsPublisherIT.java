@@ -12,6 +12,7 @@ import dev.pgoutbox.relay.brokers.TestEvents;
 import dev.pgoutbox.testing.Eventually;
 import dev.pgoutbox.testing.NatsServer;
 import io.nats.client.Connection;
+import io.nats.client.Dispatcher;
 import io.nats.client.JetStream;
 import io.nats.client.JetStreamManagement;
 import io.nats.client.JetStreamOptions;
@@ -24,8 +25,14 @@ import io.nats.client.api.StorageType;
 import io.nats.client.api.StreamConfiguration;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.time.Instant;
+import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.UUID;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.AfterAll;
@@ -244,6 +251,146 @@ class NatsPublisherIT extends PublisherContract {
           .isInstanceOfSatisfying(
               PublishResult.Retryable.class,
               r -> assertThat(r.reason()).contains("pgoutbox-nostream-"));
+    }
+  }
+
+  private static OutboxMessage typed(String aggregateType, String aggregateId, String eventType) {
+    return new OutboxMessage(
+        UUID.randomUUID(),
+        1,
+        aggregateType,
+        aggregateId,
+        eventType,
+        "{}",
+        Map.of(),
+        1,
+        Instant.now());
+  }
+
+  /** The subject JetStream stored each event under, by event id. */
+  private static Map<UUID, String> storedSubjects(String prefix, int expected) throws Exception {
+    Map<UUID, String> subjects = new HashMap<>();
+    JetStreamSubscription sub =
+        admin
+            .jetStream()
+            .subscribe(prefix + ".>", PushSubscribeOptions.builder().ordered(true).build());
+    try {
+      Eventually.await(
+          expected + " messages in stream " + prefix,
+          Duration.ofMinutes(1),
+          () -> {
+            try {
+              Message msg = sub.nextMessage(Duration.ofMillis(200));
+              while (msg != null) {
+                subjects.put(NatsEventIds.eventId(msg), msg.getSubject());
+                msg = sub.nextMessage(Duration.ofMillis(50));
+              }
+              return subjects.size() >= expected;
+            } catch (InterruptedException e) {
+              Thread.currentThread().interrupt();
+              throw new IllegalStateException(e);
+            }
+          });
+    } finally {
+      sub.unsubscribe();
+    }
+    assertThat(admin.jetStreamManagement().getStreamInfo(prefix).getStreamState().getMsgCount())
+        .isEqualTo(expected);
+    return subjects;
+  }
+
+  @Test
+  void typesThatWouldShareASubjectLandInDistinctSubjects() throws Exception {
+    String prefix = stream(admin, StorageType.Memory, -1);
+    // Pairs the old mapping (types joined with dots, wildcards and whitespace made '_') sent to
+    // one subject: a.b + c / a + b.c, x + * / x + _, x y + z / x_y + z.
+    List<OutboxMessage> batch =
+        List.of(
+            typed("a.b", "1", "c"),
+            typed("a", "2", "b.c"),
+            typed("x", "3", "*"),
+            typed("x", "4", "_"),
+            typed("x", "5", ">"),
+            typed("x y", "6", "z"),
+            typed("x_y", "7", "z"),
+            typed("order", "8", "order.created"));
+    try (NatsPublisher publisher =
+        NatsPublisher.builder(admin).routing(NatsRouting.byTypes(prefix)).build()) {
+      assertThat(publisher.publish(batch).toCompletableFuture().get(1, TimeUnit.MINUTES))
+          .containsOnly(PublishResult.published());
+      Map<UUID, String> subjects = storedSubjects(prefix, batch.size());
+      assertThat(new HashSet<>(subjects.values())).hasSize(batch.size());
+      assertThat(subjects.values())
+          .allSatisfy(subject -> assertThat(subject).doesNotContain("*", ">", " "));
+      assertThat(subjects.get(batch.get(1).id())).isEqualTo(prefix + ".a.b.c");
+      assertThat(subjects.get(batch.get(7).id()))
+          .as("an unambiguous subject is what it always was")
+          .isEqualTo(prefix + ".order.order.created");
+      // A consumer of aggregate type a (filter <prefix>.a.>) sees only aggregate type a.
+      assertThat(subjects.entrySet())
+          .filteredOn(e -> e.getValue().startsWith(prefix + ".a."))
+          .extracting(Map.Entry::getKey)
+          .containsExactly(batch.get(1).id());
+    } finally {
+      deleteStream(admin, prefix);
+    }
+  }
+
+  @Test
+  void aRoutingsWildcardSubjectFailsOnlyItsEventAndNeverReachesTheServer() throws Exception {
+    String prefix = stream(admin, StorageType.Memory, -1);
+    // A core subscription sees every publish under the prefix, wildcard subjects included.
+    Connection watcher = Nats.connect(options(URL));
+    List<String> seen = new CopyOnWriteArrayList<>();
+    CountDownLatch sentinel = new CountDownLatch(1);
+    Dispatcher dispatcher =
+        watcher.createDispatcher(
+            msg -> {
+              seen.add(msg.getSubject());
+              if (msg.getSubject().equals(prefix + "-sentinel")) {
+                sentinel.countDown();
+              }
+            });
+    dispatcher.subscribe(prefix + ".>");
+    dispatcher.subscribe(prefix + "-sentinel"); // outside the stream
+    watcher.flush(Duration.ofSeconds(5));
+    List<OutboxMessage> batch =
+        List.of(
+            typed("order", "ok-1", "order.created"),
+            typed("order", "*", "order.created"),
+            typed("order", ">", "order.created"),
+            typed("order", "a\fb", "order.created"),
+            typed("order", "a\u000bb", "order.created"),
+            typed("order", "a b", "order.created"),
+            typed("order", "a..b", "order.created"),
+            typed("order", "ok-2", "order.created"));
+    try (NatsPublisher publisher =
+        NatsPublisher.builder(admin).routing(m -> prefix + "." + m.aggregateId()).build()) {
+      List<PublishResult> results =
+          publisher.publish(batch).toCompletableFuture().get(1, TimeUnit.MINUTES);
+      assertThat(results.get(0)).isEqualTo(PublishResult.published());
+      assertThat(results.get(7)).isEqualTo(PublishResult.published());
+      assertThat(results.subList(1, 7))
+          .allSatisfy(
+              r ->
+                  assertThat(r)
+                      .isInstanceOfSatisfying(
+                          PublishResult.Permanent.class,
+                          p ->
+                              assertThat(p.reason())
+                                  .contains("subject '" + prefix + ".")
+                                  .contains("not a literal subject")));
+      assertThat(((PublishResult.Permanent) results.get(1)).reason()).contains("wildcard '*'");
+      // Everything the publisher's connection sent reaches the watcher before this.
+      admin.publish(prefix + "-sentinel", new byte[0]);
+      assertThat(sentinel.await(1, TimeUnit.MINUTES)).isTrue();
+      assertThat(seen)
+          .containsExactlyInAnyOrder(prefix + ".ok-1", prefix + ".ok-2", prefix + "-sentinel");
+      assertThat(storedSubjects(prefix, 2).values())
+          .containsExactlyInAnyOrder(prefix + ".ok-1", prefix + ".ok-2");
+    } finally {
+      watcher.close();
+      deleteStream(admin, prefix);
     }
   }
 

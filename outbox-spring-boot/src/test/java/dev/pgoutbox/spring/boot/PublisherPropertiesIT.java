@@ -95,7 +95,7 @@ class PublisherPropertiesIT {
         new String[] {
           "Failed to bind properties under 'pgoutbox.publisher.nats'",
           "Unable to set value for property subject-prefix",
-          "prefix must be a non-blank subject without whitespace or wildcards"
+          "prefix must be a literal NATS subject without wildcards or whitespace"
         },
         "pgoutbox.publisher.type=nats",
         "pgoutbox.publisher.nats.subject-prefix=outbox.>");

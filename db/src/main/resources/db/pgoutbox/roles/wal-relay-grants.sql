@@ -1,0 +1,31 @@
+-- What the WAL relay (WalRelay) needs beyond the relay grants of grants.sql, for the relay's role.
+-- Run it after grants.sql as a superuser: ALTER ROLE .. REPLICATION needs one on PostgreSQL 15
+-- and older (16 and later also let a CREATEROLE role that has REPLICATION itself run it), and
+-- CREATE PUBLICATION .. FOR TABLE needs the table's owner (the role that ran the migrations) or a
+-- superuser. Managed services name it their own way (RDS: GRANT rds_replication TO the role).
+--
+-- With psql, the variables are quoted as identifiers (:"name"):
+--   psql -v schema=outbox -v relay_role=orders_relay -v publication=pgoutbox_outbox \
+--        -f wal-relay-grants.sql
+-- psql runs CREATE PUBLICATION once: a second run fails on it ("already exists"), harmlessly.
+-- From Java: OutboxRoles.grantWalRelay(dataSource, "outbox", "orders_relay", "pgoutbox_outbox")
+-- (classpath: db/pgoutbox/roles/wal-relay-grants.sql), which checks every name, skips a
+-- publication that already includes the table and refuses one that does not.
+--
+-- Nothing else: the relay role creates its replication slot itself at start (REPLICATION lets it,
+-- and only a slot the relay created has its backlog parked for the table drainer), streams it,
+-- and drops a slot it created when its first start fails. It needs no SUPERUSER, no CREATE on the
+-- database, no ownership of outbox_events and no privilege on other tables: the publication
+-- decodes outbox_events only.
+
+-- REPLICATION: pg_create_logical_replication_slot, pg_drop_replication_slot and the replication
+-- connection (START_REPLICATION) all require it. It is a strong attribute: with it a role may
+-- create logical slots in any database it can connect to, and, where a pg_hba.conf line with the
+-- keyword "replication" matches it, stream the whole cluster's WAL (pg_basebackup). Give it to
+-- the relay's role only, and allow that role in pg_hba.conf for the outbox's database alone,
+-- never on a "replication" line (logical decoding connects to a database, not to "replication").
+ALTER ROLE :"relay_role" REPLICATION;
+-- The publication the relay streams: inserts into outbox_events, nothing else. The relay would
+-- create it at start, but only the table's owner may, and the relay must not own its table.
+-- The name is WalRelay.Builder.publicationName (default pgoutbox_<schema>).
+CREATE PUBLICATION :"publication" FOR TABLE :"schema".outbox_events WITH (publish = 'insert');

@@ -188,6 +188,83 @@ class LeastPrivilegeIT {
   }
 
   @Test
+  void writerCannotInsertRowsThatAreNotNew() {
+    String s = db.schema();
+    String columns = "aggregate_type, aggregate_id, event_type, payload";
+    String values = "'order', 'forged', 'order.created', '{}'";
+    for (String forged :
+        List.of(
+            "processed_at = now()",
+            "dead_at = now()",
+            "attempts = 7",
+            "retry_after = 'infinity'",
+            "last_error = 'forged'",
+            "parked = true",
+            "created_at = '2000-01-01'")) {
+      String column = forged.substring(0, forged.indexOf(' '));
+      String value = forged.substring(forged.indexOf('=') + 2);
+      assertThat(
+              sqlStateOf(
+                  writerPool,
+                  "insert into "
+                      + s
+                      + ".outbox_events ("
+                      + columns
+                      + ", "
+                      + column
+                      + ") values ("
+                      + values
+                      + ", "
+                      + value
+                      + ")"))
+          .as("a writer inserting %s", forged)
+          .isEqualTo(DENIED);
+    }
+    assertThat(
+            sqlStateOf(
+                writerPool,
+                "insert into " + s + ".outbox_events (" + columns + ") values (" + values + ")"))
+        .as("the columns the writer fills")
+        .isEqualTo("ok");
+    assertThat(db.queryLong("select count(*) from outbox_events")).isEqualTo(1);
+    assertThat(
+            db.queryLong(
+                "select count(*) from outbox_events where attempts = 0 and processed_at is null"
+                    + " and dead_at is null and retry_after is null and last_error is null"
+                    + " and not parked"))
+        .isEqualTo(1);
+  }
+
+  @Test
+  void relayCannotRewriteAnEvent() {
+    Outbox outbox = Outbox.builder().schema(db.schema()).build();
+    appendAsWriter(outbox, "1", 1);
+    String s = db.schema();
+    for (String rewrite :
+        List.of(
+            "payload = '{\"forged\": true}'",
+            "headers = '{}'",
+            "event_type = 'order.refunded'",
+            "aggregate_type = 'invoice'",
+            "aggregate_id = '2'",
+            "id = gen_random_uuid()",
+            "created_at = now()")) {
+      assertThat(sqlStateOf(relayPool, "update " + s + ".outbox_events set " + rewrite))
+          .as("the relay setting %s", rewrite)
+          .isEqualTo(DENIED);
+    }
+    assertThat(
+            sqlStateOf(
+                relayPool,
+                "update "
+                    + s
+                    + ".outbox_events set attempts = attempts, retry_after = null,"
+                    + " last_error = null, processed_at = null, dead_at = null, parked = false"))
+        .as("the delivery columns")
+        .isEqualTo("ok");
+  }
+
+  @Test
   void relayRunsOnceAndAdministersUnderItsRole() throws Exception {
     Outbox outbox = Outbox.builder().schema(db.schema()).build();
     UUID first = appendAsWriter(outbox, "1", 1);

@@ -189,7 +189,7 @@ public final class TestSchema implements BeforeAllCallback, AfterAllCallback {
     return queryLong(
         "select count(*) from pg_stat_activity where ("
             + condition
-            + ") and (query like 'LISTEN%' or query like '%pg_try_advisory_lock(hashtext%')");
+            + ") and (query like 'LISTEN%' or query like '%pg_try_advisory_lock(pg_catalog.hashtext%')");
   }
 
   /** The first column of the first row of {@code sql}, as text (null when SQL NULL). */

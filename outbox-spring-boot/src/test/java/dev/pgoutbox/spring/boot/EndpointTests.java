@@ -49,7 +49,7 @@ final class EndpointTests {
   /** The whole row of event {@code id} as JSON text, or null when there is none. */
   static @Nullable String row(TestSchema db, UUID id) {
     return db.queryString(
-        "SELECT row_to_json(e)::text FROM %s.outbox_events e WHERE id = '%s'"
+        "SELECT (SELECT row_to_json(e)::text FROM %s.outbox_events e WHERE id = '%s')"
             .formatted(db.schema(), id));
   }
 

@@ -211,7 +211,7 @@ class OutboxEndpointIT {
   }
 
   @Test
-  void aRetryABrowserCouldSendCrossSiteIsRefusedAndWritesNothing() {
+  void aRetryABrowserCouldSendCrossSiteIsRefusedAndWritesNothing() throws Exception {
     // A cross-site form or no-cors fetch can POST only without a body type or with one of these;
     // application/json needs a CORS preflight, which the endpoint does not answer.
     UUID id = EndpointTests.plantDeadLetter(db, "cross-site-1");
@@ -224,6 +224,19 @@ class OutboxEndpointIT {
           .as("POST, Content-Type %s: %s", type, answer.body())
           .isEqualTo(415);
     }
+    // And a page of another site may not send the JSON: its preflight is granted nothing.
+    HttpResponse<Void> preflight =
+        http.send(
+            HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + path))
+                .method("OPTIONS", HttpRequest.BodyPublishers.noBody())
+                .header("Origin", "https://attacker.example")
+                .header("Access-Control-Request-Method", "POST")
+                .header("Access-Control-Request-Headers", "content-type")
+                .build(),
+            HttpResponse.BodyHandlers.discarding());
+    assertThat(preflight.headers().firstValue("Access-Control-Allow-Origin"))
+        .as("preflight %s", preflight.headers().map())
+        .isEmpty();
     // Without a boundary the multipart parser fails first; refused all the same.
     assertThat(raw.send("POST", path, null, "multipart/form-data").status()).isGreaterThan(399);
     assertThat(EndpointTests.row(db, id)).isEqualTo(before);

@@ -6,17 +6,23 @@ import dev.pgoutbox.relay.DeadLetter;
 import dev.pgoutbox.relay.OutboxAdmin;
 import dev.pgoutbox.relay.OutboxRelay;
 import dev.pgoutbox.relay.OutboxStats;
+import java.security.Principal;
 import java.time.Instant;
 import java.util.List;
 import java.util.UUID;
 import org.jspecify.annotations.Nullable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import org.slf4j.event.Level;
 import org.springframework.boot.actuate.endpoint.InvalidEndpointRequestException;
 import org.springframework.boot.actuate.endpoint.OperationResponseBody;
+import org.springframework.boot.actuate.endpoint.SecurityContext;
 import org.springframework.boot.actuate.endpoint.annotation.DeleteOperation;
 import org.springframework.boot.actuate.endpoint.annotation.Endpoint;
 import org.springframework.boot.actuate.endpoint.annotation.ReadOperation;
 import org.springframework.boot.actuate.endpoint.annotation.Selector;
 import org.springframework.boot.actuate.endpoint.annotation.WriteOperation;
+import org.springframework.boot.actuate.endpoint.web.WebEndpointResponse;
 
 /**
  * The {@code outbox} Actuator endpoint, on {@link OutboxAdmin}'s public API:
@@ -31,9 +37,15 @@ import org.springframework.boot.actuate.endpoint.annotation.WriteOperation;
  *   <li>{@code DELETE /actuator/outbox/dead-letters/{id}}: discard it for good.
  * </ul>
  *
- * <p>Expose it with {@code management.endpoints.web.exposure.include=outbox}; {@code
- * management.endpoint.outbox.access=read-only} keeps the stats and the list but refuses retry and
- * discard. Thread-safe.
+ * <p>Read-only unless told: retry and discard answer 403 and write nothing until {@value
+ * #WRITES_ENABLED_PROPERTY} is true (guard them with Spring Security first), and the dead-letter
+ * list leaves each payload out until {@value #SHOW_PAYLOADS_PROPERTY} is true. Headers are never
+ * listed. Every retry and discard is logged (INFO, discard WARN) with the caller's principal name,
+ * or {@code anonymous}, the event id and the rows changed; every refused one too (WARN).
+ *
+ * <p>Expose it with {@code management.endpoints.web.exposure.include=outbox}; Boot's {@code
+ * management.endpoint.outbox.access=read-only} also keeps the stats and the list and removes retry
+ * and discard. Thread-safe.
  */
 @Endpoint(id = "outbox")
 public final class OutboxEndpoint {
@@ -44,13 +56,51 @@ public final class OutboxEndpoint {
   /** Page size of the dead-letter list when the request names none: {@value}. */
   public static final int DEFAULT_PAGE_SIZE = 50;
 
+  /** The property that turns retry and discard on: {@value}. */
+  public static final String WRITES_ENABLED_PROPERTY = "pgoutbox.actuator.writes-enabled";
+
+  /** The property that puts payloads in the dead-letter list: {@value}. */
+  public static final String SHOW_PAYLOADS_PROPERTY = "pgoutbox.actuator.show-payloads";
+
+  /** HTTP status of a write refused while writes are disabled: {@value}. */
+  public static final int STATUS_FORBIDDEN = 403;
+
+  private static final Logger LOG = LoggerFactory.getLogger(OutboxEndpoint.class);
+
   private final OutboxAdmin admin;
   private final List<OutboxRelayLifecycle> relays;
+  private final boolean writesEnabled;
+  private final boolean showPayloads;
 
-  /** An endpoint on {@code admin}, reporting the relays of this application. */
+  /**
+   * A read-only endpoint on {@code admin}, reporting the relays of this application: retry and
+   * discard refused, payloads left out.
+   */
   public OutboxEndpoint(OutboxAdmin admin, List<OutboxRelayLifecycle> relays) {
+    this(admin, relays, new PgOutboxProperties.Actuator());
+  }
+
+  /**
+   * An endpoint on {@code admin}, reporting the relays of this application, with what {@code
+   * settings} allow ({@code pgoutbox.actuator.*}, read once here).
+   */
+  public OutboxEndpoint(
+      OutboxAdmin admin, List<OutboxRelayLifecycle> relays, PgOutboxProperties.Actuator settings) {
     this.admin = requireNonNull(admin, "admin must not be null");
     this.relays = List.copyOf(requireNonNull(relays, "relays must not be null"));
+    requireNonNull(settings, "settings must not be null");
+    this.writesEnabled = settings.isWritesEnabled();
+    this.showPayloads = settings.isShowPayloads();
+  }
+
+  /** Whether retry and discard run ({@value #WRITES_ENABLED_PROPERTY}). */
+  public boolean writesEnabled() {
+    return writesEnabled;
+  }
+
+  /** Whether the dead-letter list carries payloads ({@value #SHOW_PAYLOADS_PROPERTY}). */
+  public boolean showsPayloads() {
+    return showPayloads;
   }
 
   /** The backlog and this application's relays. */
@@ -86,32 +136,99 @@ public final class OutboxEndpoint {
     long from = after == null ? 0 : after;
     List<DeadLetter> page = admin.deadLetters(size, from);
     Long next = page.size() == size ? page.get(page.size() - 1).position() : null;
-    return new DeadLettersDescriptor(
-        page.stream().map(OutboxEndpoint::describe).toList(), size, from, next);
+    return new DeadLettersDescriptor(page.stream().map(this::describe).toList(), size, from, next);
   }
 
   /**
-   * Retries one dead letter: attempts reset, due at once (see {@link OutboxAdmin#retry}).
+   * Retries one dead letter: attempts reset, due at once (see {@link OutboxAdmin#retry}). Refused
+   * with {@value #STATUS_FORBIDDEN} and a {@link WriteRefusedDescriptor} while writes are disabled.
    *
    * @param section {@value #DEAD_LETTERS}
    * @param id the event id
+   * @param caller who asks (its principal is logged)
+   * @return a {@link DeadLetterActionDescriptor}, or the refusal
    */
   @WriteOperation
-  public DeadLetterActionDescriptor retry(@Selector String section, @Selector UUID id) {
+  public WebEndpointResponse<OperationResponseBody> retry(
+      @Selector String section, @Selector UUID id, SecurityContext caller) {
     requireDeadLetters(section);
-    return new DeadLetterActionDescriptor(id.toString(), "retry", admin.retry(id));
+    return write("retry", id, caller, Level.INFO, () -> admin.retry(id));
   }
 
   /**
-   * Discards one dead letter for good (see {@link OutboxAdmin#discard}).
+   * Discards one dead letter for good (see {@link OutboxAdmin#discard}). Refused with {@value
+   * #STATUS_FORBIDDEN} and a {@link WriteRefusedDescriptor} while writes are disabled.
    *
    * @param section {@value #DEAD_LETTERS}
    * @param id the event id
+   * @param caller who asks (its principal is logged)
+   * @return a {@link DeadLetterActionDescriptor}, or the refusal
    */
   @DeleteOperation
-  public DeadLetterActionDescriptor discard(@Selector String section, @Selector UUID id) {
+  public WebEndpointResponse<OperationResponseBody> discard(
+      @Selector String section, @Selector UUID id, SecurityContext caller) {
     requireDeadLetters(section);
-    return new DeadLetterActionDescriptor(id.toString(), "discard", admin.discard(id));
+    return write("discard", id, caller, Level.WARN, () -> admin.discard(id));
+  }
+
+  /** The one way every write of this endpoint goes: refused unless enabled, logged either way. */
+  private WebEndpointResponse<OperationResponseBody> write(
+      String action, UUID id, SecurityContext caller, Level level, Write write) {
+    String who = principalName(caller);
+    if (!writesEnabled) {
+      LOG.atWarn()
+          .addKeyValue("action", action)
+          .addKeyValue("event_id", id)
+          .addKeyValue("principal", who)
+          .log(
+              "pgoutbox-actuator[{}] - Refused {} of event {} by {}: {} is false",
+              admin.schema(),
+              action,
+              id,
+              who,
+              WRITES_ENABLED_PROPERTY);
+      return new WebEndpointResponse<>(
+          new WriteRefusedDescriptor(
+              STATUS_FORBIDDEN,
+              action,
+              "The outbox endpoint is read-only: "
+                  + action
+                  + " is refused while "
+                  + WRITES_ENABLED_PROPERTY
+                  + " is false (guard the endpoint's writes, e.g. with Spring Security, then set"
+                  + " it to true)"),
+          STATUS_FORBIDDEN);
+    }
+    boolean found = write.run();
+    int rows = found ? 1 : 0;
+    LOG.atLevel(level)
+        .addKeyValue("action", action)
+        .addKeyValue("event_id", id)
+        .addKeyValue("principal", who)
+        .addKeyValue("rows", rows)
+        .log(
+            "pgoutbox-actuator[{}] - {} of event {} by {}: {} row{}",
+            admin.schema(),
+            action.equals("retry") ? "Retry" : "Discard",
+            id,
+            who,
+            rows,
+            rows == 1 ? "" : "s");
+    return new WebEndpointResponse<>(
+        new DeadLetterActionDescriptor(id.toString(), action, found),
+        WebEndpointResponse.STATUS_OK);
+  }
+
+  private static String principalName(@Nullable SecurityContext caller) {
+    Principal principal = caller == null ? null : caller.getPrincipal();
+    String name = principal == null ? null : principal.getName();
+    return name == null || name.isBlank() ? "anonymous" : name;
+  }
+
+  /** One write of the admin API; returns whether it found its row. */
+  @FunctionalInterface
+  private interface Write {
+    boolean run();
   }
 
   private static void requireDeadLetters(String section) {
@@ -136,14 +253,14 @@ public final class OutboxEndpoint {
         text(activity.lastDatabaseErrorAt()));
   }
 
-  private static DeadLetterDescriptor describe(DeadLetter d) {
+  private DeadLetterDescriptor describe(DeadLetter d) {
     return new DeadLetterDescriptor(
         d.id().toString(),
         d.position(),
         d.aggregateType(),
         d.aggregateId(),
         d.eventType(),
-        d.payload(),
+        showPayloads ? d.payload() : null,
         d.attempts(),
         d.lastError(),
         d.createdAt().toString(),
@@ -217,7 +334,8 @@ public final class OutboxEndpoint {
    * @param aggregateType the aggregate's type
    * @param aggregateId the aggregate's id
    * @param eventType the event's type
-   * @param payload the payload as JSON text
+   * @param payload the payload as JSON text; null (absent from the JSON) unless {@value
+   *     OutboxEndpoint#SHOW_PAYLOADS_PROPERTY} is true
    * @param attempts failed attempts
    * @param lastError the last failure's reason
    * @param createdAt when the event was written
@@ -229,7 +347,7 @@ public final class OutboxEndpoint {
       String aggregateType,
       String aggregateId,
       String eventType,
-      String payload,
+      @Nullable String payload,
       int attempts,
       @Nullable String lastError,
       String createdAt,
@@ -243,5 +361,15 @@ public final class OutboxEndpoint {
    * @param found whether an unprocessed event (retry) or a dead letter (discard) had that id
    */
   public record DeadLetterActionDescriptor(String id, String action, boolean found)
+      implements OperationResponseBody {}
+
+  /**
+   * The answer of a retry or a discard refused because writes are disabled.
+   *
+   * @param status {@value OutboxEndpoint#STATUS_FORBIDDEN}
+   * @param action {@code retry} or {@code discard}
+   * @param message why, naming {@value OutboxEndpoint#WRITES_ENABLED_PROPERTY}
+   */
+  public record WriteRefusedDescriptor(int status, String action, String message)
       implements OperationResponseBody {}
 }

@@ -11,7 +11,9 @@ import org.springframework.context.annotation.Bean;
 
 /**
  * The {@code outbox} Actuator endpoint ({@link OutboxEndpoint}), when Actuator is present and the
- * endpoint is exposed ({@code management.endpoints.web.exposure.include=outbox}).
+ * endpoint is exposed ({@code management.endpoints.web.exposure.include=outbox}): read-only and
+ * without payloads unless {@code pgoutbox.actuator.writes-enabled} and {@code
+ * pgoutbox.actuator.show-payloads} say otherwise.
  */
 @AutoConfiguration(after = PgOutboxAutoConfiguration.class)
 @ConditionalOnClass(
@@ -26,10 +28,16 @@ public final class PgOutboxEndpointAutoConfiguration {
   /** Public for Spring; expose the endpoint with management.endpoints.web.exposure.include. */
   public PgOutboxEndpointAutoConfiguration() {}
 
-  /** The endpoint, on the admin and every relay lifecycle of the context. */
+  /**
+   * The endpoint, on the admin and every relay lifecycle of the context, with {@code
+   * pgoutbox.actuator.*}.
+   */
   @Bean
   @ConditionalOnMissingBean
-  OutboxEndpoint pgoutboxEndpoint(OutboxAdmin admin, ObjectProvider<OutboxRelayLifecycle> relays) {
-    return new OutboxEndpoint(admin, relays.orderedStream().toList());
+  OutboxEndpoint pgoutboxEndpoint(
+      OutboxAdmin admin,
+      ObjectProvider<OutboxRelayLifecycle> relays,
+      PgOutboxProperties properties) {
+    return new OutboxEndpoint(admin, relays.orderedStream().toList(), properties.getActuator());
   }
 }

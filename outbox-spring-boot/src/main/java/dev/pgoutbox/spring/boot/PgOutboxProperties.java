@@ -44,6 +44,7 @@ public class PgOutboxProperties {
   private final Relay relay = new Relay();
   private final Publisher publisher = new Publisher();
   private final Health health = new Health();
+  private final Actuator actuator = new Actuator();
 
   /** The schema. */
   public String getSchema() {
@@ -83,6 +84,52 @@ public class PgOutboxProperties {
   /** {@code pgoutbox.health.*}. */
   public Health getHealth() {
     return health;
+  }
+
+  /** {@code pgoutbox.actuator.*}. */
+  public Actuator getActuator() {
+    return actuator;
+  }
+
+  /**
+   * {@code pgoutbox.actuator.*}: what the {@code outbox} Actuator endpoint lets its callers do and
+   * see. Both default to false: a read-only endpoint that lists dead letters without their
+   * payloads.
+   */
+  public static class Actuator {
+
+    /**
+     * Whether the outbox endpoint's write operations (retry and discard of dead letters) run. When
+     * false they are refused with 403 and write nothing. Guard them (Spring Security) before
+     * turning this on.
+     */
+    private boolean writesEnabled;
+
+    /**
+     * Whether the outbox endpoint's dead-letter list includes each event's payload. When false the
+     * payload is left out.
+     */
+    private boolean showPayloads;
+
+    /** Whether writes are enabled. */
+    public boolean isWritesEnabled() {
+      return writesEnabled;
+    }
+
+    /** Sets whether writes are enabled. */
+    public void setWritesEnabled(boolean writesEnabled) {
+      this.writesEnabled = writesEnabled;
+    }
+
+    /** Whether payloads are shown. */
+    public boolean isShowPayloads() {
+      return showPayloads;
+    }
+
+    /** Sets whether payloads are shown. */
+    public void setShowPayloads(boolean showPayloads) {
+      this.showPayloads = showPayloads;
+    }
   }
 
   /** {@code pgoutbox.writer.*}: how events are appended. */

@@ -46,7 +46,17 @@ import org.springframework.transaction.annotation.Transactional;
       // A jOOQ application: no JPA, so the transaction manager is the JDBC one.
       "spring.autoconfigure.exclude="
           + "org.springframework.boot.hibernate.autoconfigure.HibernateJpaAutoConfiguration,"
-          + "org.springframework.boot.data.jpa.autoconfigure.DataJpaRepositoriesAutoConfiguration"
+          + "org.springframework.boot.data.jpa.autoconfigure.DataJpaRepositoriesAutoConfiguration,"
+          // and, as every test here but OutboxEndpointSecurityIT, no Spring Security
+          // (src/test/resources/application.properties, which this list replaces).
+          + "org.springframework.boot.security.autoconfigure.SecurityAutoConfiguration,"
+          + "org.springframework.boot.security.autoconfigure.UserDetailsServiceAutoConfiguration,"
+          + "org.springframework.boot.security.autoconfigure.web.servlet."
+          + "ServletWebSecurityAutoConfiguration,"
+          + "org.springframework.boot.security.autoconfigure.web.servlet."
+          + "SecurityFilterAutoConfiguration,"
+          + "org.springframework.boot.security.autoconfigure.actuate.web.servlet."
+          + "ManagementWebSecurityAutoConfiguration"
     })
 @DirtiesContext
 class JooqTransactionIT {

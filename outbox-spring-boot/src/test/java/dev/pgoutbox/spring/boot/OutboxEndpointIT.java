@@ -40,9 +40,10 @@ import org.springframework.test.context.DynamicPropertyRegistry;
 import org.springframework.test.context.DynamicPropertySource;
 
 /**
- * The {@code outbox} Actuator endpoint and the relay's metrics over HTTP, on a real web server:
- * dead letters listed page by page, one retried and published, one discarded; the relay's counters
- * in {@code /actuator/prometheus}.
+ * The {@code outbox} Actuator endpoint with writes and payloads turned on, and the relay's metrics,
+ * over HTTP on a real web server: dead letters listed page by page with their payloads, one retried
+ * and published, one discarded, each write logged with its caller and rows; the relay's counters in
+ * {@code /actuator/prometheus}.
  */
 @SpringBootTest(
     classes = OutboxEndpointIT.App.class,
@@ -50,7 +51,9 @@ import org.springframework.test.context.DynamicPropertySource;
     properties = {
       "pgoutbox.relay.name=boot-endpoint",
       "pgoutbox.relay.metrics-refresh-interval=100ms",
-      "management.endpoints.web.exposure.include=health,outbox,prometheus"
+      "management.endpoints.web.exposure.include=health,outbox,prometheus",
+      "pgoutbox.actuator.writes-enabled=true",
+      "pgoutbox.actuator.show-payloads=true"
     })
 @DirtiesContext
 class OutboxEndpointIT {
@@ -118,6 +121,25 @@ class OutboxEndpointIT {
 
   @Test
   void listsRetriesAndDiscardsDeadLettersOverHttp() throws Exception {
+    try (EndpointTests.EndpointLog log = new EndpointTests.EndpointLog()) {
+      listRetryAndDiscard();
+      assertThat(log.lines())
+          .anySatisfy(
+              line ->
+                  assertThat(line)
+                      .startsWith("INFO ")
+                      .contains("Retry of event ")
+                      .contains(" by anonymous: 1 row"))
+          .anySatisfy(
+              line ->
+                  assertThat(line)
+                      .startsWith("WARN ")
+                      .contains("Discard of event ")
+                      .contains(" by anonymous: 1 row"));
+    }
+  }
+
+  private void listRetryAndDiscard() throws Exception {
     UUID first = orders.place("poison-1", false);
     UUID second = orders.place("poison-2", false);
     Eventually.await(
@@ -142,6 +164,8 @@ class OutboxEndpointIT {
     assertThat(dead1.get("eventType").asText()).isEqualTo("order.placed");
     assertThat(dead1.get("attempts").asInt()).isEqualTo(1);
     assertThat(dead1.get("lastError").asText()).contains("refused by the test broker");
+    assertThat(json.readTree(dead1.get("payload").asText()).get("id").asText())
+        .isEqualTo("poison-1");
     long next = page1.get("next").asLong();
     JsonNode page2 = get("/actuator/outbox/dead-letters?limit=1&after=" + next, 200);
     assertThat(page2.get("deadLetters").get(0).get("id").asText()).isEqualTo(second.toString());
@@ -172,11 +196,56 @@ class OutboxEndpointIT {
 
   @Test
   void unknownIdsAndSectionsAreAnsweredNotGuessed() throws Exception {
-    JsonNode unknown = send("POST", "/actuator/outbox/dead-letters/" + UUID.randomUUID(), 200);
-    assertThat(unknown.get("found").asBoolean()).isFalse();
+    UUID nobody = UUID.randomUUID();
+    try (EndpointTests.EndpointLog log = new EndpointTests.EndpointLog()) {
+      JsonNode unknown = send("POST", "/actuator/outbox/dead-letters/" + nobody, 200);
+      assertThat(unknown.get("found").asBoolean()).isFalse();
+      assertThat(log.lines())
+          .anySatisfy(
+              line ->
+                  assertThat(line).contains("Retry of event " + nobody + " by anonymous: 0 rows"));
+    }
     assertThat(status("GET", "/actuator/outbox/letters")).isEqualTo(400);
     assertThat(status("GET", "/actuator/outbox/dead-letters?limit=0")).isEqualTo(400);
     assertThat(status("POST", "/actuator/outbox/dead-letters/not-a-uuid")).isEqualTo(400);
+  }
+
+  @Test
+  void aRetryABrowserCouldSendCrossSiteIsRefusedAndWritesNothing() throws Exception {
+    // A cross-site form or no-cors fetch can POST only without a body type or with one of these;
+    // application/json needs a CORS preflight, which the endpoint does not answer.
+    UUID id = EndpointTests.plantDeadLetter(db, "cross-site-1");
+    String before = EndpointTests.row(db, id);
+    EndpointTests.Http raw = new EndpointTests.Http(port);
+    String path = "/actuator/outbox/dead-letters/" + id;
+    for (String type : new String[] {null, "text/plain", "application/x-www-form-urlencoded"}) {
+      EndpointTests.Response answer = raw.send("POST", path, null, type);
+      assertThat(answer.status())
+          .as("POST, Content-Type %s: %s", type, answer.body())
+          .isEqualTo(415);
+    }
+    // And a page of another site may not send the JSON: its preflight is granted nothing.
+    HttpResponse<Void> preflight =
+        http.send(
+            HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + path))
+                .method("OPTIONS", HttpRequest.BodyPublishers.noBody())
+                .header("Origin", "https://attacker.example")
+                .header("Access-Control-Request-Method", "POST")
+                .header("Access-Control-Request-Headers", "content-type")
+                .build(),
+            HttpResponse.BodyHandlers.discarding());
+    assertThat(preflight.headers().firstValue("Access-Control-Allow-Origin"))
+        .as("preflight %s", preflight.headers().map())
+        .isEmpty();
+    // Without a boundary the multipart parser fails first; refused all the same.
+    assertThat(raw.send("POST", path, null, "multipart/form-data").status()).isGreaterThan(399);
+    assertThat(EndpointTests.row(db, id)).isEqualTo(before);
+
+    assertThat(raw.send("POST", path).json().get("found").asBoolean()).isTrue();
+    Eventually.await(
+        "the retried cross-site-1 published",
+        WITHIN,
+        () -> count("aggregate_id = 'cross-site-1' AND processed_at IS NOT NULL") == 1);
   }
 
   @Test
@@ -233,9 +302,13 @@ class OutboxEndpointIT {
   }
 
   private HttpRequest request(String method, String path) {
-    return HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + path))
-        .method(method, HttpRequest.BodyPublishers.noBody())
-        .build();
+    HttpRequest.Builder request =
+        HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + path))
+            .method(method, HttpRequest.BodyPublishers.noBody());
+    if (method.equals("POST")) {
+      request.header("Content-Type", "application/json");
+    }
+    return request.build();
   }
 
   private static long count(String where) {

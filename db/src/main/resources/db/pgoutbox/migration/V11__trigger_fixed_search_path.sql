@@ -59,4 +59,11 @@ BEGIN
     RETURN NULL;
 END;
 $$;
+
+-- A retry_after of infinity (the relay computes finite ones only) held an aggregate back for good:
+-- its head was never due again. A forged one is now refused with this constraint's name. NOT VALID:
+-- adding it reads no existing row, and writers do not wait for a scan.
+ALTER TABLE outbox_events
+    ADD CONSTRAINT outbox_events_retry_after_finite
+    CHECK (retry_after IS NULL OR pg_catalog.isfinite(retry_after)) NOT VALID;
 -- [jooq ignore stop]

@@ -262,6 +262,9 @@ class LeastPrivilegeIT {
                     + " last_error = null, processed_at = null, dead_at = null, parked = false"))
         .as("the delivery columns")
         .isEqualTo("ok");
+    assertThat(sqlStateOf(relayPool, "update " + s + ".outbox_events set retry_after = 'infinity'"))
+        .as("a head that would never be due again")
+        .isEqualTo("23514");
   }
 
   @Test

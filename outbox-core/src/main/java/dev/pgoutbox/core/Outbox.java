@@ -7,6 +7,7 @@ import dev.pgoutbox.core.internal.Contexts;
 import dev.pgoutbox.core.internal.EventInserts;
 import dev.pgoutbox.core.internal.Ids;
 import dev.pgoutbox.core.internal.Json;
+import dev.pgoutbox.core.internal.Texts;
 import dev.pgoutbox.core.internal.TraceHeaders;
 import dev.pgoutbox.db.OutboxSchema;
 import dev.pgoutbox.db.jooq.tables.records.OutboxEventsRecord;
@@ -71,6 +72,30 @@ public final class Outbox {
    */
   public static final int MAX_ROWS_PER_STATEMENT = 5_000;
 
+  /**
+   * Default {@link Builder#maxPayloadBytes(int)}: 1 MiB, the largest message most brokers take by
+   * default (Kafka's {@code max.message.bytes}, NATS's {@code max_payload}).
+   */
+  public static final int DEFAULT_MAX_PAYLOAD_BYTES = 1_048_576;
+
+  /**
+   * Largest {@link Builder#maxPayloadBytes(int)}: 255 MiB, about the largest value PostgreSQL's
+   * {@code jsonb} holds.
+   */
+  public static final int MAX_PAYLOAD_BYTES = 255 * 1_048_576;
+
+  /** Default {@link Builder#maxHeaders(int)}. */
+  public static final int DEFAULT_MAX_HEADERS = 64;
+
+  /** Largest {@link Builder#maxHeaders(int)}. */
+  public static final int MAX_HEADERS = 10_000;
+
+  /** Default {@link Builder#maxHeaderBytes(int)}: 16 KiB. */
+  public static final int DEFAULT_MAX_HEADER_BYTES = 16_384;
+
+  /** Largest {@link Builder#maxHeaderBytes(int)}: 16 MiB. */
+  public static final int MAX_HEADER_BYTES = 16 * 1_048_576;
+
   private static final Logger LOG = LoggerFactory.getLogger(Outbox.class);
 
   private final String schema;
@@ -80,6 +105,9 @@ public final class Outbox {
   private final boolean serializeWritersPerAggregate;
   private final boolean traceContext;
   private final boolean baggage;
+  private final int maxPayloadBytes;
+  private final int maxHeaders;
+  private final int maxHeaderBytes;
 
   private Outbox(Builder builder) {
     this.schema = builder.schema;
@@ -89,6 +117,9 @@ public final class Outbox {
     this.serializeWritersPerAggregate = builder.serializeWritersPerAggregate;
     this.traceContext = builder.traceContext && TraceHeaders.available();
     this.baggage = builder.baggage;
+    this.maxPayloadBytes = builder.maxPayloadBytes;
+    this.maxHeaders = builder.maxHeaders;
+    this.maxHeaderBytes = builder.maxHeaderBytes;
     LOG.debug("pgoutbox-outbox - Built {}", this);
   }
 
@@ -111,7 +142,8 @@ public final class Outbox {
    *
    * @return the event's id: its explicit id, or a new UUIDv7
    * @throws InvalidEventException if the payload does not serialize to JSON that PostgreSQL stores
-   *     unchanged, or the headers hook returns a bad header; nothing was sent
+   *     unchanged, the payload or headers are over their limits ({@link
+   *     Builder#maxPayloadBytes(int)}), or the headers hook returns a bad header; nothing was sent
    * @throws OutboxException if {@code tx} is not in a transaction (auto-commit mode, or a context
    *     on a pool rather than on the transaction; nothing was sent), or the insert fails (the
    *     host's transaction is then aborted and must be rolled back)
@@ -128,7 +160,8 @@ public final class Outbox {
    *
    * @return the event's id: its explicit id, or a new UUIDv7
    * @throws InvalidEventException if the payload does not serialize to JSON that PostgreSQL stores
-   *     unchanged, or the headers hook returns a bad header; nothing was sent
+   *     unchanged, the payload or headers are over their limits ({@link
+   *     Builder#maxPayloadBytes(int)}), or the headers hook returns a bad header; nothing was sent
    * @throws OutboxException if {@code tx} is in auto-commit mode (nothing was sent), or the insert
    *     fails (the host's transaction is then aborted and must be rolled back)
    */
@@ -147,8 +180,8 @@ public final class Outbox {
    *
    * @return the events' ids, in the order of {@code events}
    * @throws InvalidEventException if an event is null, its payload does not serialize to JSON that
-   *     PostgreSQL stores unchanged, two events share an explicit id, or the headers hook returns a
-   *     bad header; nothing was sent
+   *     PostgreSQL stores unchanged, its payload or headers are over their limits, two events share
+   *     an explicit id, or the headers hook returns a bad header; nothing was sent
    * @throws OutboxException if {@code tx} is not in a transaction (auto-commit mode, or a context
    *     on a pool rather than on the transaction; nothing was sent), or the insert fails (the
    *     host's transaction is then aborted and must be rolled back)
@@ -179,6 +212,21 @@ public final class Outbox {
     return schema;
   }
 
+  /** Most bytes of an event's payload, as JSON text in UTF-8: {@link Builder#maxPayloadBytes}. */
+  public int maxPayloadBytes() {
+    return maxPayloadBytes;
+  }
+
+  /** Most headers of an event, as stored: {@link Builder#maxHeaders}. */
+  public int maxHeaders() {
+    return maxHeaders;
+  }
+
+  /** Most bytes of an event's header keys and values, in UTF-8: {@link Builder#maxHeaderBytes}. */
+  public int maxHeaderBytes() {
+    return maxHeaderBytes;
+  }
+
   /** Whether {@code append} takes the aggregate's advisory lock before inserting. */
   public boolean serializesWritersPerAggregate() {
     return serializeWritersPerAggregate;
@@ -194,6 +242,12 @@ public final class Outbox {
         + (headers != null)
         + ", traceContext="
         + (traceContext ? (baggage ? "W3C+baggage" : "W3C") : "off")
+        + ", maxPayloadBytes="
+        + maxPayloadBytes
+        + ", maxHeaders="
+        + maxHeaders
+        + ", maxHeaderBytes="
+        + maxHeaderBytes
         + "]";
   }
 
@@ -270,9 +324,13 @@ public final class Outbox {
     String payload;
     if (event.payload() instanceof RawJson raw) {
       payload = raw.json(); // Checked when the RawJson was made.
+      requirePayloadWithinLimit(payload, event, index, batch);
     } else {
       try {
-        payload = Json.serialize(objectMapper, event.payload(), "payload");
+        payload = Json.write(objectMapper, event.payload(), "payload");
+        // Measured before the check, which parses the whole text.
+        requirePayloadWithinLimit(payload, event, index, batch);
+        Json.check(payload, "payload");
       } catch (IllegalArgumentException e) {
         throw new InvalidEventException(describe(event, index, batch) + ": " + e.getMessage(), e);
       }
@@ -282,6 +340,7 @@ public final class Outbox {
       merged = new LinkedHashMap<>(contextHeaders);
       merged.putAll(event.headers()); // The event's own headers win.
     }
+    requireHeadersWithinLimits(merged, event, index, batch);
     UUID id = event.id() != null ? event.id() : Ids.next();
     return new OutboxEventsRecord()
         .setId(id)
@@ -290,6 +349,54 @@ public final class Outbox {
         .setEventType(event.eventType())
         .setPayload(JSONB.valueOf(payload))
         .setHeaders(JSONB.valueOf(Json.headers(merged)));
+  }
+
+  private void requirePayloadWithinLimit(
+      String payload, OutboxEvent event, int index, boolean batch) {
+    // UTF-8 takes at least one byte per char: a short text needs no count.
+    if (payload.length() <= maxPayloadBytes / 3) {
+      return;
+    }
+    long bytes = Texts.utf8Length(payload);
+    if (bytes > maxPayloadBytes) {
+      throw new InvalidEventException(
+          describe(event, index, batch)
+              + ": payload is "
+              + bytes
+              + " bytes (JSON in UTF-8), more than the limit of "
+              + maxPayloadBytes
+              + " (Outbox.Builder.maxPayloadBytes)");
+    }
+  }
+
+  /** The headers as stored: the trace context's, the hook's and the event's own. */
+  private void requireHeadersWithinLimits(
+      Map<String, String> headers, OutboxEvent event, int index, boolean batch) {
+    if (headers.isEmpty()) {
+      return;
+    }
+    if (headers.size() > maxHeaders) {
+      throw new InvalidEventException(
+          describe(event, index, batch)
+              + ": headers are "
+              + headers.size()
+              + " entries, more than the limit of "
+              + maxHeaders
+              + " (Outbox.Builder.maxHeaders)");
+    }
+    long bytes = 0;
+    for (Map.Entry<String, String> header : headers.entrySet()) {
+      bytes += Texts.utf8Length(header.getKey()) + Texts.utf8Length(header.getValue());
+    }
+    if (bytes > maxHeaderBytes) {
+      throw new InvalidEventException(
+          describe(event, index, batch)
+              + ": headers are "
+              + bytes
+              + " bytes (keys and values in UTF-8), more than the limit of "
+              + maxHeaderBytes
+              + " (Outbox.Builder.maxHeaderBytes)");
+    }
   }
 
   private static void insert(
@@ -374,6 +481,9 @@ public final class Outbox {
     private boolean serializeWritersPerAggregate = true;
     private boolean traceContext = true;
     private boolean baggage;
+    private int maxPayloadBytes = DEFAULT_MAX_PAYLOAD_BYTES;
+    private int maxHeaders = DEFAULT_MAX_HEADERS;
+    private int maxHeaderBytes = DEFAULT_MAX_HEADER_BYTES;
 
     private Builder() {}
 
@@ -460,6 +570,57 @@ public final class Outbox {
     public Builder baggage(boolean store) {
       this.baggage = store;
       return this;
+    }
+
+    /**
+     * Most bytes of an event's payload, as JSON text in UTF-8 (the text the {@code ObjectMapper}
+     * writes, or a {@link RawJson}'s). Default {@value Outbox#DEFAULT_MAX_PAYLOAD_BYTES} (1 MiB),
+     * the largest message most brokers take by default; raise it together with the broker's limit
+     * and the relay's {@code RelayConfig.maxBatchBytes}. A larger event is refused with {@link
+     * InvalidEventException}, e.g. {@code payload is 8388608 bytes (JSON in UTF-8), more than the
+     * limit of 1048576 (Outbox.Builder.maxPayloadBytes)}, before anything is sent.
+     *
+     * @throws IllegalArgumentException if {@code bytes} is not between 1 and {@value
+     *     Outbox#MAX_PAYLOAD_BYTES}
+     */
+    public Builder maxPayloadBytes(int bytes) {
+      this.maxPayloadBytes = between("maxPayloadBytes", bytes, 1, MAX_PAYLOAD_BYTES);
+      return this;
+    }
+
+    /**
+     * Most headers of an event, counted as stored: the trace context's, the {@link #headers hook}'s
+     * and the event's own, one per key. Default {@value Outbox#DEFAULT_MAX_HEADERS}. An event with
+     * more is refused with {@link InvalidEventException} before anything is sent.
+     *
+     * @throws IllegalArgumentException if {@code count} is not between 0 and {@value
+     *     Outbox#MAX_HEADERS}
+     */
+    public Builder maxHeaders(int count) {
+      this.maxHeaders = between("maxHeaders", count, 0, MAX_HEADERS);
+      return this;
+    }
+
+    /**
+     * Most bytes of an event's header keys and values together, in UTF-8, counted as stored (see
+     * {@link #maxHeaders(int)}). Default {@value Outbox#DEFAULT_MAX_HEADER_BYTES} (16 KiB); brokers
+     * and HTTP servers refuse much larger headers. An event with more is refused with {@link
+     * InvalidEventException} before anything is sent.
+     *
+     * @throws IllegalArgumentException if {@code bytes} is not between 0 and {@value
+     *     Outbox#MAX_HEADER_BYTES}
+     */
+    public Builder maxHeaderBytes(int bytes) {
+      this.maxHeaderBytes = between("maxHeaderBytes", bytes, 0, MAX_HEADER_BYTES);
+      return this;
+    }
+
+    private static int between(String name, int value, int min, int max) {
+      if (value < min || value > max) {
+        throw new IllegalArgumentException(
+            name + " must be between " + min + " and " + max + ", was " + value);
+      }
+      return value;
     }
 
     /** The outbox. */

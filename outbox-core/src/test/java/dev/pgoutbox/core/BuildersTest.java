@@ -25,7 +25,34 @@ class BuildersTest {
     assertThat(outbox)
         .hasToString(
             "Outbox[schema=public, serializeWritersPerAggregate=true, headersHook=false,"
-                + " traceContext=W3C]");
+                + " traceContext=W3C, maxPayloadBytes=1048576, maxHeaders=64,"
+                + " maxHeaderBytes=16384]");
+    assertThat(outbox.maxPayloadBytes()).isEqualTo(Outbox.DEFAULT_MAX_PAYLOAD_BYTES);
+    assertThat(outbox.maxHeaders()).isEqualTo(Outbox.DEFAULT_MAX_HEADERS);
+    assertThat(outbox.maxHeaderBytes()).isEqualTo(Outbox.DEFAULT_MAX_HEADER_BYTES);
+  }
+
+  @Test
+  void sizeLimitsMustBeWithinTheirBounds() {
+    assertThatThrownBy(() -> Outbox.builder().maxPayloadBytes(0))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessage("maxPayloadBytes must be between 1 and 267386880, was 0");
+    assertThatThrownBy(() -> Outbox.builder().maxPayloadBytes(Outbox.MAX_PAYLOAD_BYTES + 1))
+        .hasMessage("maxPayloadBytes must be between 1 and 267386880, was 267386881");
+    assertThatThrownBy(() -> Outbox.builder().maxHeaders(-1))
+        .hasMessage("maxHeaders must be between 0 and 10000, was -1");
+    assertThatThrownBy(() -> Outbox.builder().maxHeaders(10_001))
+        .hasMessage("maxHeaders must be between 0 and 10000, was 10001");
+    assertThatThrownBy(() -> Outbox.builder().maxHeaderBytes(-1))
+        .hasMessage("maxHeaderBytes must be between 0 and 16777216, was -1");
+    Outbox outbox =
+        Outbox.builder()
+            .maxPayloadBytes(Outbox.MAX_PAYLOAD_BYTES)
+            .maxHeaders(0)
+            .maxHeaderBytes(0)
+            .build();
+    assertThat(outbox.maxPayloadBytes()).isEqualTo(267_386_880);
+    assertThat(outbox.maxHeaders()).isZero();
   }
 
   @Test

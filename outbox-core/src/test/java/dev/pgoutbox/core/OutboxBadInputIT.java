@@ -3,6 +3,7 @@ package dev.pgoutbox.core;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import com.fasterxml.jackson.databind.node.TextNode;
 import dev.pgoutbox.testing.TestSchema;
 import java.math.BigDecimal;
 import java.util.HashMap;
@@ -181,6 +182,54 @@ class OutboxBadInputIT {
             "events[1] (aggregate order/1, type order.created): id"
                 + " 0190f2a0-0000-7000-8000-000000000001 is used by an earlier event"),
         bad(
+            "payload one byte over the limit (JSON text in UTF-8)",
+            // "é" is 2 bytes: 524287 of them and the quotes make 1048576 bytes, one more is over.
+            tx -> outbox.append(tx, withPayload(TextNode.valueOf("\u00e9".repeat(524_288)))),
+            "event (aggregate order/1, type order.created): payload is 1048578 bytes (JSON in"
+                + " UTF-8), more than the limit of 1048576 (Outbox.Builder.maxPayloadBytes)"),
+        bad(
+            "raw JSON payload of 8 MiB",
+            tx -> outbox.append(tx, withPayload(RawJson.of("\"" + "a".repeat(8_388_606) + "\""))),
+            "payload is 8388608 bytes (JSON in UTF-8), more than the limit of 1048576"
+                + " (Outbox.Builder.maxPayloadBytes)"),
+        bad(
+            "10,000 headers",
+            tx ->
+                outbox.append(
+                    tx,
+                    OutboxEvent.builder()
+                        .aggregate("order", "1")
+                        .eventType("order.created")
+                        .payload(Map.of())
+                        .headers(manyHeaders(10_000))
+                        .build()),
+            "event (aggregate order/1, type order.created): headers are 10000 entries, more than"
+                + " the limit of 64 (Outbox.Builder.maxHeaders)"),
+        bad(
+            "65 headers, the hook's counted with the event's",
+            tx ->
+                Outbox.builder()
+                    .schema(db.schema())
+                    .headers(() -> manyHeaders(64))
+                    .build()
+                    .append(tx, withPayload(Map.of()).withHeader("tenant", "t1")),
+            "headers are 65 entries, more than the limit of 64 (Outbox.Builder.maxHeaders)"),
+        bad(
+            "one header value of 16 KiB",
+            tx -> outbox.append(tx, withPayload(Map.of()).withHeader("k", "v".repeat(16_384))),
+            "headers are 16385 bytes (keys and values in UTF-8), more than the limit of 16384"
+                + " (Outbox.Builder.maxHeaderBytes)"),
+        bad(
+            "oversized event in the middle of appendAll",
+            tx ->
+                outbox.appendAll(
+                    tx,
+                    List.of(
+                        withPayload(Map.of("n", 1)),
+                        withPayload(Map.of("n", 2)),
+                        withPayload(Map.of("blob", "x".repeat(1_048_576))))),
+            "events[2] (aggregate order/1, type order.created): payload is 1048587 bytes"),
+        bad(
             "null header value from the headers hook",
             tx -> {
               Map<String, String> context = new LinkedHashMap<>();
@@ -192,6 +241,14 @@ class OutboxBadInputIT {
                   .append(tx, withPayload(Map.of()));
             },
             "headers from the headers hook value of 'correlation-id' must not be null"));
+  }
+
+  private static Map<String, String> manyHeaders(int count) {
+    Map<String, String> headers = new LinkedHashMap<>();
+    for (int i = 0; i < count; i++) {
+      headers.put("h" + i, "v");
+    }
+    return headers;
   }
 
   private static Arguments bad(String name, Function<DSLContext, Object> append, String message) {
@@ -255,6 +312,61 @@ class OutboxBadInputIT {
         .first()
         .isEqualTo(hundredEmoji);
     assertThat(Stored.eventCount(db)).isEqualTo(4);
+  }
+
+  @Test
+  void eventsAtTheSizeLimitsAreStored() {
+    // 1 MiB of JSON text exactly, in 2-byte and 4-byte characters; 64 headers of 16 KiB together.
+    String payload = "\"" + "\uD83D\uDE00".repeat(262_143) + "\u00e9" + "\"";
+    Map<String, String> headers = manyHeaders(63);
+    int used = 0;
+    for (Map.Entry<String, String> header : headers.entrySet()) {
+      used += header.getKey().length() + header.getValue().length();
+    }
+    headers.put("last", "v".repeat(16_384 - used - "last".length()));
+    host.transaction(
+        tx ->
+            outbox.append(
+                tx.dsl(),
+                OutboxEvent.builder()
+                    .aggregate("order", "1")
+                    .eventType("order.created")
+                    .payload(RawJson.of(payload))
+                    .headers(headers)
+                    .build()));
+    assertThat(Stored.eventCount(db)).isEqualTo(1);
+  }
+
+  @Test
+  void raisedLimitsTakeLargerEventsAndLoweredOnesRefuseSmallerOnes() {
+    Outbox roomy =
+        Outbox.builder()
+            .schema(db.schema())
+            .maxPayloadBytes(8_388_608)
+            .maxHeaders(10_000)
+            .maxHeaderBytes(1_048_576)
+            .build();
+    Outbox tight = Outbox.builder().schema(db.schema()).maxPayloadBytes(10).maxHeaders(0).build();
+    host.transaction(
+        tx -> {
+          roomy.append(
+              tx.dsl(),
+              OutboxEvent.builder()
+                  .aggregate("order", "1")
+                  .eventType("order.created")
+                  .payload(RawJson.of("\"" + "a".repeat(8_388_606) + "\""))
+                  .headers(manyHeaders(10_000))
+                  .build());
+          assertThatThrownBy(() -> tight.append(tx.dsl(), withPayload(Map.of("n", 12345))))
+              .isInstanceOf(InvalidEventException.class)
+              .hasMessageContaining(
+                  "payload is 11 bytes (JSON in UTF-8), more than the limit of 10");
+          assertThatThrownBy(
+                  () -> tight.append(tx.dsl(), withPayload(Map.of()).withHeader("k", "v")))
+              .isInstanceOf(InvalidEventException.class)
+              .hasMessageContaining("headers are 1 entries, more than the limit of 0");
+        });
+    assertThat(Stored.eventCount(db)).isEqualTo(1);
   }
 
   @Test

@@ -209,8 +209,15 @@ class WriterFuzzIT {
     return switch (field) {
       case AGGREGATE_TYPE, AGGREGATE_ID, EVENT_TYPE -> storableName(value, 100);
       case CONSUMER -> storableName(value, Inbox.MAX_CONSUMER_LENGTH);
+      // The key or value with its partner ("v", "traceparent") within Outbox's 16 KiB default.
+      case HEADER_KEY, HEADER_VALUE -> storableText(value) && !overHeaderBytes(field, value);
       default -> storableText(value);
     };
+  }
+
+  private static boolean overHeaderBytes(Field field, String value) {
+    int partner = field == Field.HEADER_KEY ? 1 : "traceparent".length();
+    return Texts.utf8Length(value) + partner > Outbox.DEFAULT_MAX_HEADER_BYTES;
   }
 
   private static OutboxEvent event(Field field, String value) {
@@ -297,7 +304,12 @@ class WriterFuzzIT {
       assertThat(refused)
           .as("not storable, so refused: " + what)
           .isInstanceOf(InvalidEventException.class);
-      assertThat(refused.getMessage()).as(what).contains(field.named);
+      assertThat(refused.getMessage())
+          .as(what)
+          .contains(
+              storableText(value) && (field == Field.HEADER_KEY || field == Field.HEADER_VALUE)
+                  ? "(Outbox.Builder.maxHeaderBytes)"
+                  : field.named);
       assertThat(Stored.eventCount(db)).as("nothing written: " + what).isEqualTo(before);
     }
   }
@@ -436,5 +448,82 @@ class WriterFuzzIT {
             "events[13] (aggregate order/2, type order.paid): payload string at /note must not"
                 + " contain an unpaired surrogate");
     assertThat(Stored.eventCount(db)).isEqualTo(before);
+  }
+
+  @Test
+  void randomSizesAroundTheLimitsAreStoredOrRefusedByNameAndBatchesAllOrNothing() {
+    // Small limits, so that sizes near them are cheap to make; multi-byte characters on the edge.
+    Outbox small =
+        Outbox.builder()
+            .schema(db.schema())
+            .maxPayloadBytes(2_000)
+            .maxHeaders(8)
+            .maxHeaderBytes(300)
+            .build();
+    String[] pieces = {"a", "\u00e9", "\u20ac", "\uD83D\uDE00", "\\", "\n"};
+    Random random = new Random(SEED + 2);
+    int stored = 0;
+    int refused = 0;
+    for (int round = 0; round < 200; round++) {
+      StringBuilder text = new StringBuilder();
+      int target = 1_500 + random.nextInt(400);
+      while (text.toString().getBytes(java.nio.charset.StandardCharsets.UTF_8).length < target) {
+        text.append(pieces[random.nextInt(pieces.length)]);
+      }
+      Map<String, String> headers = new java.util.LinkedHashMap<>();
+      int count = 6 + random.nextInt(4);
+      for (int i = 0; i < count; i++) {
+        headers.put("k" + i, pieces[random.nextInt(pieces.length)].repeat(random.nextInt(14)));
+      }
+      OutboxEvent event =
+          OutboxEvent.builder()
+              .aggregate("order", "size-" + round)
+              .eventType("order.created")
+              .payload(Map.of("t", text.toString()))
+              .headers(headers)
+              .build();
+      long payloadBytes;
+      try {
+        payloadBytes =
+            new ObjectMapper()
+                .writeValueAsString(Map.of("t", text.toString()))
+                .getBytes(java.nio.charset.StandardCharsets.UTF_8)
+                .length;
+      } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
+        throw new AssertionError(e);
+      }
+      long headerBytes = 0;
+      for (Map.Entry<String, String> h : headers.entrySet()) {
+        headerBytes +=
+            (h.getKey() + h.getValue()).getBytes(java.nio.charset.StandardCharsets.UTF_8).length;
+      }
+      String expected =
+          payloadBytes > 2_000
+              ? "payload is " + payloadBytes + " bytes"
+              : headers.size() > 8
+                  ? "headers are " + headers.size() + " entries"
+                  : headerBytes > 300 ? "headers are " + headerBytes + " bytes" : null;
+      long before = Stored.eventCount(db);
+      List<OutboxEvent> batch =
+          List.of(OutboxEvent.of("order", "good-" + round, "order.created", Map.of()), event);
+      RuntimeException outcome = inHostTransaction(tx -> small.appendAll(tx, batch));
+      String what = "round " + round + ", seed " + SEED;
+      if (expected == null) {
+        stored++;
+        assertThat(outcome).as(what).isNull();
+        assertThat(Stored.eventCount(db)).as(what).isEqualTo(before + 2);
+      } else {
+        refused++;
+        assertThat(outcome)
+            .as(what)
+            .isInstanceOf(InvalidEventException.class)
+            .hasMessageStartingWith("events[1] (aggregate order/size-" + round)
+            .hasMessageContaining(expected)
+            .hasMessageContaining("(Outbox.Builder.max");
+        assertThat(Stored.eventCount(db)).as("nothing of the batch: " + what).isEqualTo(before);
+      }
+    }
+    assertThat(stored).as("seed " + SEED).isPositive();
+    assertThat(refused).as("seed " + SEED).isPositive();
   }
 }

@@ -28,6 +28,15 @@ public final class RelayConfig {
   /** Largest {@link Builder#batchSize(int)}. */
   public static final int MAX_BATCH_SIZE = 10_000;
 
+  /** Default {@link Builder#maxBatchBytes(int)}: 16 MiB. */
+  public static final int DEFAULT_MAX_BATCH_BYTES = 16 * 1_048_576;
+
+  /** Smallest {@link Builder#maxBatchBytes(int)}: 1 KiB. */
+  public static final int MIN_MAX_BATCH_BYTES = 1_024;
+
+  /** Largest {@link Builder#maxBatchBytes(int)}: 1 GiB. */
+  public static final int MAX_MAX_BATCH_BYTES = 1_073_741_824;
+
   /** Default {@link Builder#pollInterval(Duration)}. */
   public static final Duration DEFAULT_POLL_INTERVAL = Duration.ofSeconds(1);
 
@@ -71,6 +80,7 @@ public final class RelayConfig {
   public static final Duration DEFAULT_METRICS_REFRESH_INTERVAL = Duration.ofSeconds(10);
 
   private final int batchSize;
+  private final int maxBatchBytes;
   private final Duration pollInterval;
   private final boolean listenForNotifications;
   private final int maxAttempts;
@@ -89,6 +99,7 @@ public final class RelayConfig {
 
   private RelayConfig(Builder b) {
     this.batchSize = b.batchSize;
+    this.maxBatchBytes = b.maxBatchBytes;
     this.pollInterval = b.pollInterval;
     this.listenForNotifications = b.listenForNotifications;
     this.maxAttempts = b.maxAttempts;
@@ -124,6 +135,14 @@ public final class RelayConfig {
   /** Most events claimed, published and marked in one transaction. */
   public int batchSize() {
     return batchSize;
+  }
+
+  /**
+   * Most bytes of payloads and headers claimed in one transaction (their JSON text); an event
+   * larger than this goes out in a batch of its own. See {@link Builder#maxBatchBytes(int)}.
+   */
+  public int maxBatchBytes() {
+    return maxBatchBytes;
   }
 
   /**
@@ -216,6 +235,8 @@ public final class RelayConfig {
     // Every setting, in the order of docs/relay.md: start() logs this as the effective config.
     return "batchSize="
         + batchSize
+        + ", maxBatchBytes="
+        + maxBatchBytes
         + ", ordering="
         + ordering
         + ", pollInterval="
@@ -249,6 +270,7 @@ public final class RelayConfig {
   /** Builder of {@link RelayConfig}; not thread-safe. */
   public static final class Builder {
     private int batchSize = DEFAULT_BATCH_SIZE;
+    private int maxBatchBytes = DEFAULT_MAX_BATCH_BYTES;
     private Duration pollInterval = DEFAULT_POLL_INTERVAL;
     private boolean listenForNotifications = true;
     private int maxAttempts = DEFAULT_MAX_ATTEMPTS;
@@ -279,6 +301,7 @@ public final class RelayConfig {
 
     private Builder(RelayConfig c) {
       batchSize = c.batchSize;
+      maxBatchBytes = c.maxBatchBytes;
       pollInterval = c.pollInterval;
       listenForNotifications = c.listenForNotifications;
       maxAttempts = c.maxAttempts;
@@ -299,6 +322,27 @@ public final class RelayConfig {
     /** Most events per transaction, 1 to 10,000 (default 200). */
     public Builder batchSize(int batchSize) {
       this.batchSize = between("batchSize", batchSize, 1, MAX_BATCH_SIZE);
+      return this;
+    }
+
+    /**
+     * Most bytes of event payloads and headers (as JSON text) one batch claims, so that a backlog
+     * of large events cannot exhaust the relay's heap: a batch ends at {@link #batchSize(int)}
+     * events or at this many bytes, whichever comes first. An event larger than this is claimed
+     * alone, in a batch of one, so it is never stuck. Default {@value
+     * RelayConfig#DEFAULT_MAX_BATCH_BYTES} (16 MiB); between {@value
+     * RelayConfig#MIN_MAX_BATCH_BYTES} and {@value RelayConfig#MAX_MAX_BATCH_BYTES}.
+     *
+     * <p>The relay holds about this much (plus one event) in text while publishing; give its heap a
+     * few times that. Events up to {@code maxBatchBytes / batchSize} bytes as stored come with the
+     * claim; larger ones are sized exactly by PostgreSQL and read after the claim, only those that
+     * fit.
+     *
+     * @throws IllegalArgumentException if {@code bytes} is out of bounds
+     */
+    public Builder maxBatchBytes(int bytes) {
+      this.maxBatchBytes =
+          between("maxBatchBytes", bytes, MIN_MAX_BATCH_BYTES, MAX_MAX_BATCH_BYTES);
       return this;
     }
 

@@ -16,6 +16,7 @@ class RelayConfigTest {
   void defaultsAreTheDocumentedOnes() {
     RelayConfig config = RelayConfig.ofDefaults();
     assertThat(config.batchSize()).isEqualTo(200);
+    assertThat(config.maxBatchBytes()).isEqualTo(16 * 1024 * 1024);
     assertThat(config.maxAttempts()).isEqualTo(10);
     assertThat(config.pollInterval()).isEqualTo(Duration.ofSeconds(1));
     assertThat(config.publishTimeout()).isEqualTo(Duration.ofSeconds(30));
@@ -36,6 +37,13 @@ class RelayConfigTest {
         .hasMessage("batchSize must be between 1 and 10000, was 0");
     assertThatThrownBy(() -> b.batchSize(10_001))
         .hasMessage("batchSize must be between 1 and 10000, was 10001");
+    assertThatThrownBy(() -> b.maxBatchBytes(1_023))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessage("maxBatchBytes must be between 1024 and 1073741824, was 1023");
+    assertThatThrownBy(() -> b.maxBatchBytes(1_073_741_825))
+        .hasMessage("maxBatchBytes must be between 1024 and 1073741824, was 1073741825");
+    assertThat(b.maxBatchBytes(1_024).build().maxBatchBytes()).isEqualTo(1_024);
+    assertThat(b.maxBatchBytes(1_073_741_824).build().maxBatchBytes()).isEqualTo(1_073_741_824);
     assertThatThrownBy(() -> b.maxAttempts(0))
         .hasMessage("maxAttempts must be between 1 and 1000, was 0");
     assertThatThrownBy(() -> b.pollInterval(Duration.ZERO))
@@ -86,6 +94,7 @@ class RelayConfigTest {
     RelayConfig original =
         RelayConfig.builder()
             .batchSize(7)
+            .maxBatchBytes(5_000)
             .ordering(Ordering.UNORDERED)
             .completion(Completion.DELETE)
             .listenForNotifications(false)

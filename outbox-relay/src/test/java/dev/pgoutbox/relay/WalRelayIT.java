@@ -70,6 +70,47 @@ class WalRelayIT {
     }
   }
 
+  /**
+   * One transaction of 12 events of 200 KB: the reader ends a batch once it holds the byte budget
+   * (the row that reaches it included), where it held all 12 before; every event once, in order.
+   */
+  @Test
+  void theReadersBatchesEndAtTheByteBudget() throws Exception {
+    RecordingPublisher publisher = new RecordingPublisher();
+    int budget = 500_000;
+    WalRelay relay = relay("byte_budget", publisher, config().maxBatchBytes(budget).build());
+    relay.start();
+    Eventually.await("the reader attached", relay::isReading);
+    Outbox outbox = Outbox.builder().schema(db.schema()).build();
+    String blob = "x".repeat(200_000);
+    try (Connection tx = db.connect()) {
+      tx.setAutoCommit(false);
+      for (int seq = 1; seq <= 12; seq++) {
+        outbox.append(
+            tx,
+            OutboxEvent.of(
+                "big", "b-1", "blob.written", java.util.Map.of("seq", seq, "blob", blob)));
+      }
+      tx.commit();
+    }
+
+    Eventually.await("all published", () -> publisher.delivered().size() == 12);
+    assertThat(publisher.deliveredPayloads())
+        .extracting(DeliveryChecker::seqOf)
+        .containsExactly(1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12);
+    assertThat(publisher.batches().stream().map(List::size).toList())
+        .as("events per batch")
+        .hasSizeGreaterThan(1);
+    for (List<OutboxMessage> batch : publisher.batches()) {
+      long bytes = 0;
+      for (OutboxMessage m : batch.subList(0, batch.size() - 1)) {
+        bytes += m.payload().length();
+      }
+      assertThat(bytes).as("the batch before its last row, within the budget").isLessThan(budget);
+    }
+    Eventually.await("all completed", () -> pending() == 0);
+  }
+
   @Test
   void commitOrderBeatsPositionOrder() throws Exception {
     RecordingPublisher publisher = new RecordingPublisher();

@@ -52,6 +52,13 @@ public final class Json {
 
   /** Serializes {@code payload} with {@code mapper} and checks the result with {@link #check}. */
   public static String serialize(ObjectMapper mapper, Object payload, String field) {
+    String json = write(mapper, payload, field);
+    check(json, field);
+    return json;
+  }
+
+  /** Serializes {@code payload} with {@code mapper}, unchecked: {@link #check} it next. */
+  public static String write(ObjectMapper mapper, Object payload, String field) {
     String json;
     try {
       json = mapper.writeValueAsString(payload);
@@ -64,7 +71,6 @@ public final class Json {
               + e.getMessage(),
           e);
     }
-    check(json, field);
     return json;
   }
 

@@ -51,6 +51,30 @@ public final class Texts {
     return null;
   }
 
+  /**
+   * The length of {@code value} in UTF-8, counted without encoding it (an unpaired surrogate counts
+   * as the 3 bytes of its replacement).
+   */
+  public static long utf8Length(String value) {
+    long bytes = value.length();
+    for (int i = 0; i < value.length(); i++) {
+      char c = value.charAt(i);
+      if (c >= 0x80) {
+        if (c < 0x800) {
+          bytes += 1;
+        } else if (Character.isHighSurrogate(c)
+            && i + 1 < value.length()
+            && Character.isLowSurrogate(value.charAt(i + 1))) {
+          bytes += 2; // 4 bytes for the pair of 2 chars.
+          i++;
+        } else {
+          bytes += 2;
+        }
+      }
+    }
+    return bytes;
+  }
+
   private static String unpaired(String field, char c, int index) {
     return field
         + " must not contain an unpaired surrogate (not valid UTF-8), found "

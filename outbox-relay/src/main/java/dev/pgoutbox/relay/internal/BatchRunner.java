@@ -83,7 +83,12 @@ public final class BatchRunner {
     this.dataSource = dataSource;
     this.settings = settings;
     this.claimer =
-        new Claimer(config.batchSize(), config.ordering(), config.deadLetterPolicy(), schema);
+        new Claimer(
+            config.batchSize(),
+            config.maxBatchBytes(),
+            config.ordering(),
+            config.deadLetterPolicy(),
+            schema);
     this.marker = new Marker(config.completion(), schema);
     this.publisher = publisher;
     this.tracing = tracing;

@@ -26,6 +26,7 @@ import org.jooq.SelectField;
 import org.jooq.SelectSelectStep;
 import org.jooq.Table;
 import org.jooq.impl.DSL;
+import org.jooq.impl.SQLDataType;
 
 /**
  * The claim statements of one outbox schema, built from the generated tables and rendered once (see
@@ -58,6 +59,9 @@ final class ClaimStatements {
   /** Unordered claim, bind 2: most rows claimed. */
   static final int UNORDERED_BATCH_SIZE = 2;
 
+  /** Bodies statement ({@link #bodies}), bind 1: the ids, a {@code uuid[]}. */
+  static final int BODIES_IDS = 1;
+
   static final int ID = 1;
   static final int POSITION = 2;
   static final int AGGREGATE_TYPE = 3;
@@ -69,17 +73,40 @@ final class ClaimStatements {
   static final int CREATED_AT = 9;
   static final int DUE = 10;
 
+  /**
+   * Null for a row whose payload and headers came with the claim; for a row stored larger than the
+   * claim's inline size ({@link #DEFAULT_INLINE_BYTES}), whose payload and headers columns are
+   * null, the bytes of their JSON text, measured by PostgreSQL: {@link Claimer} reads such rows
+   * after the claim, only as many as the batch's byte budget takes.
+   */
+  static final int BODY_BYTES = 11;
+
   /** Strict claim only: the row's place in its aggregate's run, 1 for the head. */
-  static final int RN = 11;
+  static final int RN = 12;
 
   /**
    * Strict claim only: how many heads the search locked, owned or not (the same on every row). It
    * fell short of the heads asked for only when it read every pending row to the end; heads whose
    * aggregate another relay took meanwhile are locked but not returned.
    */
-  static final int HEADS_SEARCHED = 12;
+  static final int HEADS_SEARCHED = 13;
+
+  /**
+   * The inline size of the statements rendered without one: the default byte budget over the
+   * default batch size, so that a default batch of rows that came inline stays within its budget.
+   */
+  static final int DEFAULT_INLINE_BYTES = 16 * 1_048_576 / 200;
 
   private ClaimStatements() {}
+
+  /**
+   * The stored size of a row's payload and headers at which they no longer come with the claim, for
+   * a budget of {@code maxBatchBytes} over {@code batchSize} rows: a full batch of rows that came
+   * inline is then within the budget (counted as stored; escapes can make the text longer).
+   */
+  static int inlineBytes(int batchSize, int maxBatchBytes) {
+    return Math.max(1, maxBatchBytes / batchSize);
+  }
 
   /**
    * The strict claim. {@code releaseDeadAggregates} ({@code RELEASE_AGGREGATE}) makes a dead row
@@ -89,12 +116,19 @@ final class ClaimStatements {
     return strict(schema, releaseDeadAggregates, false);
   }
 
-  /**
-   * The strict claim; {@code parkedOnly} (the drainer of a WAL relay) makes a row due only when the
-   * WAL reader parked it, so the claim never takes a row the reader publishes.
-   */
+  /** {@link #strict(String, boolean, boolean, int)} at {@link #DEFAULT_INLINE_BYTES}. */
   static RenderedStatement strict(
       String schema, boolean releaseDeadAggregates, boolean parkedOnly) {
+    return strict(schema, releaseDeadAggregates, parkedOnly, DEFAULT_INLINE_BYTES);
+  }
+
+  /**
+   * The strict claim; {@code parkedOnly} (the drainer of a WAL relay) makes a row due only when the
+   * WAL reader parked it, so the claim never takes a row the reader publishes. Rows stored larger
+   * than {@code inlineBytes} come without their payload and headers ({@link #BODY_BYTES}).
+   */
+  static RenderedStatement strict(
+      String schema, boolean releaseDeadAggregates, boolean parkedOnly, int inlineBytes) {
     Param<Long> scanFrom = param("scanFrom", Long.class);
     Param<Integer> headsLimit = param("heads", Integer.class);
     Param<Integer> lockNamespace = param("lockNamespace", Integer.class);
@@ -172,7 +206,7 @@ final class ClaimStatements {
     OutboxEvents c = OUTBOX_EVENTS.as("c");
     Table<Record> claimed =
         lateral(
-                select(columns(c, parkedOnly))
+                select(columns(c, parkedOnly, inlineBytes))
                     .from(c)
                     .where(c.POSITION.eq(chosen.field("p", Long.class)))
                     .and(c.AGGREGATE_TYPE.eq(chosen.field("t", String.class)))
@@ -200,9 +234,18 @@ final class ClaimStatements {
     return strictHeadsOnly(schema, releaseDeadAggregates, false);
   }
 
-  /** {@link #strictHeadsOnly(String, boolean)}, parked rows only as in {@link #strict}. */
+  /** {@link #strictHeadsOnly(String, boolean, boolean, int)} at {@link #DEFAULT_INLINE_BYTES}. */
   static RenderedStatement strictHeadsOnly(
       String schema, boolean releaseDeadAggregates, boolean parkedOnly) {
+    return strictHeadsOnly(schema, releaseDeadAggregates, parkedOnly, DEFAULT_INLINE_BYTES);
+  }
+
+  /**
+   * {@link #strictHeadsOnly(String, boolean)}, parked rows only and large rows left out as in
+   * {@link #strict}.
+   */
+  static RenderedStatement strictHeadsOnly(
+      String schema, boolean releaseDeadAggregates, boolean parkedOnly, int inlineBytes) {
     Param<Long> scanFrom = param("scanFrom", Long.class);
     Param<Integer> headsLimit = param("heads", Integer.class);
     Param<Integer> lockNamespace = param("lockNamespace", Integer.class);
@@ -211,7 +254,7 @@ final class ClaimStatements {
         name("heads")
             .asMaterialized(
                 headsSearch(
-                    select(columns(e, parkedOnly)),
+                    select(columns(e, parkedOnly, inlineBytes)),
                     e,
                     schema,
                     scanFrom,
@@ -326,13 +369,21 @@ final class ClaimStatements {
         .and(DSL.row(r.AGGREGATE_ID, r.POSITION).ge(DSL.row(id, position)));
   }
 
-  /** The unordered claim: due rows oldest first, each locked on its own. */
+  /** {@link #unordered(String, int)} at {@link #DEFAULT_INLINE_BYTES}. */
   static RenderedStatement unordered(String schema) {
+    return unordered(schema, DEFAULT_INLINE_BYTES);
+  }
+
+  /**
+   * The unordered claim: due rows oldest first, each locked on its own; large rows left out as in
+   * {@link #strict}.
+   */
+  static RenderedStatement unordered(String schema, int inlineBytes) {
     Param<Long> scanFrom = param("scanFrom", Long.class);
     Param<Integer> batchSize = param("batchSize", Integer.class);
     OutboxEvents e = OUTBOX_EVENTS.as("e");
     Query claim =
-        select(columns(e, false))
+        select(columns(e, false, inlineBytes))
             .from(e)
             .where(e.PROCESSED_AT.isNull())
             .and(e.POSITION.ge(scanFrom))
@@ -353,18 +404,65 @@ final class ClaimStatements {
     return parkedOnly ? due.and(e.PARKED.isTrue()) : due;
   }
 
-  /** The columns both claims return, in the order of {@link #ID} to {@link #DUE}. */
-  private static List<SelectField<?>> columns(OutboxEvents e, boolean parkedOnly) {
+  /**
+   * The columns both claims return, in the order of {@link #ID} to {@link #BODY_BYTES}. Payload and
+   * headers come only when stored uncompressed in at most {@code inlineBytes} together: {@code
+   * pg_column_size} and {@code pg_column_compression} read the stored value's header, not the
+   * value, so a small row costs two cheap calls per column. A larger row comes with the bytes of
+   * its text instead, which PostgreSQL measures by printing it ({@code
+   * octet_length(payload::text)}): the stored size of a compressed value can be a hundredth of its
+   * text.
+   */
+  private static List<SelectField<?>> columns(OutboxEvents e, boolean parkedOnly, int inlineBytes) {
+    Condition inline =
+        columnSize(e.PAYLOAD)
+            .plus(columnSize(e.HEADERS))
+            .le(DSL.inline(inlineBytes))
+            .and(compression(e.PAYLOAD).isNull())
+            .and(compression(e.HEADERS).isNull());
+    Field<Long> textBytes = textBytes(e.PAYLOAD).plus(textBytes(e.HEADERS));
     return List.of(
         e.ID,
         e.POSITION,
         e.AGGREGATE_TYPE,
         e.AGGREGATE_ID,
         e.EVENT_TYPE,
-        e.PAYLOAD,
-        e.HEADERS,
+        DSL.when(inline, e.PAYLOAD).as(e.PAYLOAD.getUnqualifiedName()),
+        DSL.when(inline, e.HEADERS).as(e.HEADERS.getUnqualifiedName()),
         e.ATTEMPTS,
         e.CREATED_AT,
-        field(isDue(e, parkedOnly)).as("due"));
+        field(isDue(e, parkedOnly)).as("due"),
+        DSL.when(inline, DSL.inline(null, SQLDataType.BIGINT))
+            .otherwise(textBytes)
+            .as("body_bytes"));
+  }
+
+  /** {@code pg_column_size(column)}: the bytes the value takes as stored (compressed or not). */
+  private static Field<Integer> columnSize(Field<?> column) {
+    return DSL.function(name("pg_catalog", "pg_column_size"), SQLDataType.INTEGER, column);
+  }
+
+  /** {@code pg_column_compression(column)}: null unless the value is stored compressed. */
+  private static Field<String> compression(Field<?> column) {
+    return DSL.function(name("pg_catalog", "pg_column_compression"), SQLDataType.VARCHAR, column);
+  }
+
+  /** The bytes of the value's text in the server's encoding, as a {@code bigint}. */
+  private static Field<Long> textBytes(Field<?> column) {
+    return DSL.function(
+            name("pg_catalog", "octet_length"), SQLDataType.INTEGER, column.cast(SQLDataType.CLOB))
+        .cast(SQLDataType.BIGINT);
+  }
+
+  /**
+   * Reads the payload and headers of rows the claim left out ({@link #BODY_BYTES}), by id; the
+   * claim's transaction holds them locked. Bind {@link #BODIES_IDS}: the ids. Returns id, payload,
+   * headers.
+   */
+  static RenderedStatement bodies(String schema) {
+    OutboxEvents e = OUTBOX_EVENTS.as("e");
+    Param<java.util.UUID[]> ids = param("ids", java.util.UUID[].class);
+    Query query = select(e.ID, e.PAYLOAD, e.HEADERS).from(e).where(e.ID.eq(DSL.any(ids)));
+    return RenderedStatement.render(schema, query, "ids");
   }
 }

@@ -17,6 +17,21 @@ record ClaimedRow(
     OffsetDateTime createdAt,
     boolean due) {
 
+  /** This row with {@code payload} and {@code headers}, read after the claim. */
+  ClaimedRow withBody(String payload, @Nullable String headers) {
+    return new ClaimedRow(
+        id,
+        position,
+        aggregateType,
+        aggregateId,
+        eventType,
+        payload,
+        headers,
+        attempts,
+        createdAt,
+        due);
+  }
+
   /** Whether {@code other} belongs to the same aggregate. */
   boolean sameAggregate(ClaimedRow other) {
     return aggregateId.equals(other.aggregateId) && aggregateType.equals(other.aggregateType);

@@ -98,6 +98,7 @@ final class Claimer {
   }
 
   private final int batchSize;
+  private final int maxBatchBytes;
   private final long settleNanos;
   private final long fullScanEveryNanos;
   private final long fullScanCostFactor;
@@ -116,6 +117,11 @@ final class Claimer {
    * a head ({@link ClaimStatements#strictHeadsOnly}); null when unordered.
    */
   private @Nullable RenderedStatement headsOnlyStatement;
+
+  /** Reads the payload and headers of the claimed rows the claim left out for their size. */
+  private final RenderedStatement bodiesStatement;
+
+  private final int inlineBytes;
 
   private int headsToClaim;
 
@@ -165,6 +171,19 @@ final class Claimer {
     this(batchSize, ordering, deadLetterPolicy, schema, Tuning.DEFAULT);
   }
 
+  /**
+   * A claimer for batches of at most {@code batchSize} events and {@code maxBatchBytes} bytes of
+   * payloads and headers (see {@link dev.pgoutbox.relay.RelayConfig#maxBatchBytes()}).
+   */
+  Claimer(
+      int batchSize,
+      int maxBatchBytes,
+      Ordering ordering,
+      DeadLetterPolicy deadLetterPolicy,
+      String schema) {
+    this(batchSize, maxBatchBytes, ordering, deadLetterPolicy, schema, Tuning.DEFAULT);
+  }
+
   /** A claimer with its own timing rules, for tests. */
   Claimer(
       int batchSize,
@@ -172,7 +191,27 @@ final class Claimer {
       DeadLetterPolicy deadLetterPolicy,
       String schema,
       Tuning tuning) {
+    this(
+        batchSize,
+        dev.pgoutbox.relay.RelayConfig.DEFAULT_MAX_BATCH_BYTES,
+        ordering,
+        deadLetterPolicy,
+        schema,
+        tuning);
+  }
+
+  /** A claimer with a byte budget and its own timing rules. */
+  Claimer(
+      int batchSize,
+      int maxBatchBytes,
+      Ordering ordering,
+      DeadLetterPolicy deadLetterPolicy,
+      String schema,
+      Tuning tuning) {
     this.batchSize = batchSize;
+    this.maxBatchBytes = maxBatchBytes;
+    this.inlineBytes = ClaimStatements.inlineBytes(batchSize, maxBatchBytes);
+    this.bodiesStatement = ClaimStatements.bodies(schema);
     this.fullScanCostFactor = tuning.fullScanCostFactor();
     this.settleNanos = tuning.settleNanos();
     this.fullScanEveryNanos = tuning.fullScanEveryNanos();
@@ -184,11 +223,11 @@ final class Claimer {
     this.headsToClaim = Math.min(batchSize, 32);
     this.statement =
         ordering == Ordering.STRICT
-            ? ClaimStatements.strict(schema, releaseDeadAggregates)
-            : ClaimStatements.unordered(schema);
+            ? ClaimStatements.strict(schema, releaseDeadAggregates, false, inlineBytes)
+            : ClaimStatements.unordered(schema, inlineBytes);
     this.headsOnlyStatement =
         ordering == Ordering.STRICT
-            ? ClaimStatements.strictHeadsOnly(schema, releaseDeadAggregates)
+            ? ClaimStatements.strictHeadsOnly(schema, releaseDeadAggregates, false, inlineBytes)
             : null;
   }
 
@@ -201,8 +240,9 @@ final class Claimer {
     if (ordering != Ordering.STRICT) {
       throw new IllegalStateException("parked-only claims need strict ordering");
     }
-    statement = ClaimStatements.strict(schema, releaseDeadAggregates, parkedOnly);
-    headsOnlyStatement = ClaimStatements.strictHeadsOnly(schema, releaseDeadAggregates, parkedOnly);
+    statement = ClaimStatements.strict(schema, releaseDeadAggregates, parkedOnly, inlineBytes);
+    headsOnlyStatement =
+        ClaimStatements.strictHeadsOnly(schema, releaseDeadAggregates, parkedOnly, inlineBytes);
     // Rows below the low-water mark may be due now: look from the start at the next claim.
     nextFullScanNanos = System.nanoTime();
   }
@@ -265,7 +305,7 @@ final class Claimer {
   private List<ClaimedRow> claimUnordered(DSLContext tx) {
     mayHaveLeftEvents = false;
     long from = scanFrom();
-    List<ClaimedRow> rows = new ArrayList<>(batchSize);
+    List<Sized> fetched = new ArrayList<>(batchSize);
     read(
         tx,
         statement,
@@ -273,8 +313,11 @@ final class Claimer {
           ps.setLong(ClaimStatements.UNORDERED_SCAN_FROM, from);
           ps.setInt(ClaimStatements.UNORDERED_BATCH_SIZE, batchSize);
         },
-        (row, rs) -> rows.add(row));
-    afterScan(rows.isEmpty() ? null : rows.get(0).position());
+        (row, rs) -> fetched.add(sized(row, rs, 1)));
+    afterScan(fetched.isEmpty() ? null : fetched.get(0).row().position());
+    fetched.sort(Comparator.comparingLong(r -> r.row().position()));
+    List<ClaimedRow> rows = withinBudget(tx, fetched, false);
+    mayHaveLeftEvents = rows.size() < fetched.size();
     return rows;
   }
 
@@ -375,7 +418,7 @@ final class Claimer {
     // is read behind the heads (the common case while many aggregates are pending).
     boolean headsOnly = headsLimit >= batchSize;
 
-    List<ClaimedRow> fetched = new ArrayList<>(batchSize);
+    List<Sized> fetched = new ArrayList<>(batchSize);
     long[] firstHead = {Long.MAX_VALUE};
     int[] headsCounted = {0};
     int[] headsSearched = {0};
@@ -394,9 +437,9 @@ final class Claimer {
           }
         },
         (row, rs) -> {
-          fetched.add(row);
-          headsSearched[0] = rs.getInt(ClaimStatements.HEADS_SEARCHED);
           int placeInRun = rs.getInt(ClaimStatements.RN);
+          fetched.add(sized(row, rs, placeInRun));
+          headsSearched[0] = rs.getInt(ClaimStatements.HEADS_SEARCHED);
           longestRun[0] = Math.max(longestRun[0], placeInRun);
           if (placeInRun == 1) {
             headsCounted[0]++;
@@ -409,23 +452,32 @@ final class Claimer {
     afterScan(headsFound == 0 ? null : firstHead[0]);
     lastHeadsFound = headsFound == 0 ? limit : headsFound;
     fetched.sort(
-        Comparator.comparing(ClaimedRow::aggregate, AGGREGATE_ORDER)
-            .thenComparingLong(ClaimedRow::position));
-    List<ClaimedRow> rows = cutAtFirstRowNotDue(fetched);
+        Comparator.comparing((Sized r) -> r.row().aggregate(), AGGREGATE_ORDER)
+            .thenComparingLong(r -> r.row().position()));
+    List<Sized> due = cutAtFirstRowNotDue(fetched);
+    // The byte budget deals rows out in the claim's rounds: every head, then every second row, ...
+    due.sort(Comparator.comparingInt(Sized::placeInRun).thenComparingLong(r -> r.row().position()));
+    List<ClaimedRow> rows = withinBudget(tx, due, true);
+    boolean cutForBytes = rows.size() < due.size();
     long headsUsed = rows.stream().map(ClaimedRow::aggregate).distinct().count();
     mayHaveLeftEvents =
-        !rows.isEmpty() && (headsOnly || headsUsed >= headsLimit || longestRun[0] >= perAggregate);
+        !rows.isEmpty()
+            && (cutForBytes
+                || headsOnly
+                || headsUsed >= headsLimit
+                || longestRun[0] >= perAggregate);
     // The heads the search locked, owned or not (0 when no row came back): heads lost to another
     // relay's aggregate lock count as found, since the search stopped at its limit.
-    adaptHeadsToClaim(headsSearched[0], limit, rows, headsUsed);
+    adaptHeadsToClaim(headsSearched[0], limit, rows, headsUsed, cutForBytes);
     return rows;
   }
 
   /** A run ends before its first row that is not due (left by a mode switch or an admin action). */
-  private static List<ClaimedRow> cutAtFirstRowNotDue(List<ClaimedRow> fetched) {
-    List<ClaimedRow> rows = new ArrayList<>(fetched.size());
+  private static List<Sized> cutAtFirstRowNotDue(List<Sized> fetched) {
+    List<Sized> rows = new ArrayList<>(fetched.size());
     ClaimedRow blocked = null;
-    for (ClaimedRow row : fetched) {
+    for (Sized sized : fetched) {
+      ClaimedRow row = sized.row();
       if (blocked != null && blocked.sameAggregate(row)) {
         continue;
       }
@@ -433,9 +485,113 @@ final class Claimer {
         blocked = row;
         continue;
       }
+      rows.add(sized);
+    }
+    return rows;
+  }
+
+  /**
+   * A claimed row with the bytes of its payload and headers, and whether they are still to be read
+   * (the claim leaves out rows stored larger than {@link #inlineBytes}).
+   */
+  private record Sized(ClaimedRow row, int placeInRun, long bytes, boolean bodyLeftOut) {}
+
+  private static Sized sized(ClaimedRow row, ResultSet rs, int placeInRun) throws SQLException {
+    long bodyBytes = rs.getLong(ClaimStatements.BODY_BYTES);
+    if (rs.wasNull()) {
+      // Came inline, within inlineBytes as stored: its length is near enough.
+      String headers = row.headers();
+      return new Sized(
+          row,
+          placeInRun,
+          row.payload().length() + (headers == null ? 0 : headers.length()),
+          false);
+    }
+    return new Sized(row, placeInRun, bodyBytes, true);
+  }
+
+  /**
+   * The rows of {@code candidates} (in the order the budget deals them out) whose payloads and
+   * headers fit in {@link #maxBatchBytes} together, the first always (an event larger than the
+   * budget goes out alone), then read the payloads and headers the claim left out. Under strict
+   * ordering a row that does not fit ends its aggregate's run, so each aggregate keeps a prefix of
+   * its run; rows left are locked until commit, and claimed again by the next batch.
+   */
+  private List<ClaimedRow> withinBudget(DSLContext tx, List<Sized> candidates, boolean strict) {
+    long total = 0;
+    boolean anyLeftOut = false;
+    for (Sized candidate : candidates) {
+      total += candidate.bytes();
+      anyLeftOut |= candidate.bodyLeftOut();
+    }
+    if (total <= maxBatchBytes && !anyLeftOut) {
+      List<ClaimedRow> rows = new ArrayList<>(candidates.size());
+      for (Sized candidate : candidates) {
+        rows.add(candidate.row());
+      }
+      return rows;
+    }
+    List<Sized> kept = new ArrayList<>(candidates.size());
+    java.util.Set<ClaimedRow.AggregateKey> ended = new java.util.HashSet<>();
+    long used = 0;
+    for (Sized candidate : candidates) {
+      if (strict && !ended.isEmpty() && ended.contains(candidate.row().aggregate())) {
+        continue;
+      }
+      if (!kept.isEmpty() && used + candidate.bytes() > maxBatchBytes) {
+        if (strict) {
+          ended.add(candidate.row().aggregate());
+        }
+        continue;
+      }
+      kept.add(candidate);
+      used += candidate.bytes();
+    }
+    java.util.Map<UUID, String[]> bodies = readBodies(tx, kept);
+    List<ClaimedRow> rows = new ArrayList<>(kept.size());
+    for (Sized candidate : kept) {
+      ClaimedRow row = candidate.row();
+      if (candidate.bodyLeftOut()) {
+        String[] body = bodies.get(row.id());
+        if (body == null) {
+          throw new IllegalStateException("claimed row " + row.id() + " was not found again");
+        }
+        row = row.withBody(body[0], body[1]);
+      }
       rows.add(row);
     }
     return rows;
+  }
+
+  /** The payloads and headers of the rows of {@code kept} that the claim left out, by id. */
+  private java.util.Map<UUID, String[]> readBodies(DSLContext tx, List<Sized> kept) {
+    List<UUID> ids = new ArrayList<>();
+    for (Sized candidate : kept) {
+      if (candidate.bodyLeftOut()) {
+        ids.add(candidate.row().id());
+      }
+    }
+    java.util.Map<UUID, String[]> bodies = new java.util.HashMap<>();
+    if (ids.isEmpty()) {
+      return bodies;
+    }
+    tx.connection(
+        connection -> {
+          try (PreparedStatement ps = connection.prepareStatement(bodiesStatement.sql())) {
+            ps.setArray(
+                ClaimStatements.BODIES_IDS, connection.createArrayOf("uuid", ids.toArray()));
+            try (ResultSet rs = ps.executeQuery()) {
+              while (rs.next()) {
+                bodies.put(
+                    rs.getObject(1, UUID.class), new String[] {rs.getString(2), rs.getString(3)});
+              }
+            }
+          } catch (SQLException e) {
+            throw new DataAccessException(
+                "reading large claimed events failed: " + e.getMessage(), e);
+          }
+        });
+    return bodies;
   }
 
   /**
@@ -458,11 +614,22 @@ final class Claimer {
    * behind fewer heads, oldest heads still first.
    */
   private void adaptHeadsToClaim(
-      int headsSearched, int limit, List<ClaimedRow> rows, long headsUsed) {
+      int headsSearched, int limit, List<ClaimedRow> rows, long headsUsed, boolean cutForBytes) {
     if (headsSearched > 0 && headsSearched < limit) {
       headsAvailable = headsSearched;
     }
     long next = limit;
+    if (cutForBytes) {
+      // Full by bytes: as many heads as the budget took, a few more.
+      headsToClaim =
+          (int)
+              Math.max(
+                  1,
+                  Math.min(
+                      Math.min(maxHeads(), headsAvailable),
+                      headsUsed + Math.max(2, headsUsed / 4)));
+      return;
+    }
     if (rows.size() >= batchSize && headsExpensive) {
       // Full, and the heads cost most of it: half as many next time, with longer runs behind
       // them, down to runs of LONG_RUN events.

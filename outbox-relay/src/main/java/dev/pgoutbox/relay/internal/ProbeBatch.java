@@ -28,7 +28,12 @@ public final class ProbeBatch {
     this.applicationName = Sql.applicationName(name);
     this.config = config;
     this.claimer =
-        new Claimer(config.batchSize(), config.ordering(), config.deadLetterPolicy(), schema);
+        new Claimer(
+            config.batchSize(),
+            config.maxBatchBytes(),
+            config.ordering(),
+            config.deadLetterPolicy(),
+            schema);
     this.marker = new Marker(config.completion(), schema);
   }
 

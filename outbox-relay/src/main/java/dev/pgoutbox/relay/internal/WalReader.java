@@ -110,6 +110,9 @@ public final class WalReader implements Runnable {
   private long lastStreamCheck;
   private final List<ClaimedRow> batch = new ArrayList<>();
 
+  /** The characters of the payloads and headers in {@link #batch}. */
+  private long batchBytes;
+
   /** The transactions that wrote the rows of {@link #batch} ({@link CommittingWriters}). */
   private final Set<Integer> batchWriters = new HashSet<>();
 
@@ -271,6 +274,7 @@ public final class WalReader implements Runnable {
     rows = new WalRows(schema);
     inTransaction = false;
     batch.clear();
+    batchBytes = 0;
     batchWriters.clear();
     // The new stream starts where the server's slot stands, which may be behind what the last
     // stream read (a crash forgets confirmations since the last checkpoint) or acknowledged. A
@@ -327,7 +331,10 @@ public final class WalReader implements Runnable {
       return;
     }
     long idleUntil = System.nanoTime() + IDLE_SLICE.toNanos();
-    while (running && batch.size() < config.batchSize()) {
+    // A batch ends at batchSize rows or once its payloads and headers reach maxBatchBytes: the
+    // stream hands rows over one at a time (the server spills large transactions to disk past
+    // logical_decoding_work_mem), so the reader holds at most the budget plus one event.
+    while (running && batch.size() < config.batchSize() && batchBytes < config.maxBatchBytes()) {
       // With a whole transaction in hand, publish it unless more has been received already: the
       // 1 ms pgjdbc waits for a next message is kept only while idle or inside a transaction.
       ByteBuffer buffer =
@@ -351,6 +358,8 @@ public final class WalReader implements Runnable {
           ClaimedRow row = rows.row(insert);
           if (row != null) {
             batch.add(row);
+            batchBytes +=
+                row.payload().length() + (row.headers() == null ? 0 : row.headers().length());
             batchWriters.add(readingXid);
           }
         }
@@ -369,6 +378,7 @@ public final class WalReader implements Runnable {
       List<ClaimedRow> taken = List.copyOf(batch);
       Set<Integer> writers = Set.copyOf(batchWriters);
       batch.clear();
+      batchBytes = 0;
       batchWriters.clear();
       publish(taken, writers, ackLsn);
     } else if (ackLsn > submittedAck) {
@@ -749,6 +759,7 @@ public final class WalReader implements Runnable {
     }
     if (s != null) {
       batch.clear();
+      batchBytes = 0;
       batchWriters.clear();
     }
   }

@@ -59,6 +59,7 @@ class RenderedStatementsTest {
             "claim-unordered.sql",
             ClaimStatements.unordered(schema),
             List.of("scanFrom", "batchSize")),
+        new Case("claim-bodies.sql", ClaimStatements.bodies(schema), List.of("ids")),
         new Case("mark-published.sql", MarkStatements.published(schema), List.of("positions")),
         new Case("mark-deleted.sql", MarkStatements.deleted(schema), List.of("positions")),
         new Case(
@@ -114,6 +115,7 @@ class RenderedStatementsTest {
         assertThat(s.index("scanFrom")).isEqualTo(ClaimStatements.UNORDERED_SCAN_FROM);
         assertThat(s.index("batchSize")).isEqualTo(ClaimStatements.UNORDERED_BATCH_SIZE);
       }
+      case "claim-bodies.sql" -> assertThat(s.index("ids")).isEqualTo(ClaimStatements.BODIES_IDS);
       case "mark-published.sql", "mark-deleted.sql" ->
           assertThat(s.index("positions")).isEqualTo(MarkStatements.PUBLISHED_POSITIONS);
       case "mark-retry.sql" -> {

@@ -89,6 +89,9 @@ public final class PgOutboxAutoConfiguration {
     return Outbox.builder()
         .schema(schema.schema())
         .serializeWritersPerAggregate(properties.getWriter().isSerializeWritersPerAggregate())
+        .maxPayloadBytes(properties.getWriter().getMaxPayloadBytes())
+        .maxHeaders(properties.getWriter().getMaxHeaders())
+        .maxHeaderBytes(properties.getWriter().getMaxHeaderBytes())
         .build();
   }
 

@@ -1,5 +1,6 @@
 package dev.pgoutbox.spring.boot;
 
+import dev.pgoutbox.core.Outbox;
 import dev.pgoutbox.db.OutboxSchema;
 import dev.pgoutbox.relay.Completion;
 import dev.pgoutbox.relay.DeadLetterPolicy;
@@ -150,6 +151,48 @@ public class PgOutboxProperties {
     public void setSerializeWritersPerAggregate(boolean serialize) {
       this.serializeWritersPerAggregate = serialize;
     }
+
+    /** Most bytes of an event's payload, as JSON text in UTF-8 (1 to 267386880). */
+    private int maxPayloadBytes = Outbox.DEFAULT_MAX_PAYLOAD_BYTES;
+
+    /** Most headers of an event, as stored (0 to 10000). */
+    private int maxHeaders = Outbox.DEFAULT_MAX_HEADERS;
+
+    /** Most bytes of an event's header keys and values together, in UTF-8 (0 to 16777216). */
+    private int maxHeaderBytes = Outbox.DEFAULT_MAX_HEADER_BYTES;
+
+    /** Most payload bytes. */
+    public int getMaxPayloadBytes() {
+      return maxPayloadBytes;
+    }
+
+    /** Sets the most payload bytes. */
+    public void setMaxPayloadBytes(int bytes) {
+      Outbox.builder().maxPayloadBytes(bytes);
+      this.maxPayloadBytes = bytes;
+    }
+
+    /** Most headers. */
+    public int getMaxHeaders() {
+      return maxHeaders;
+    }
+
+    /** Sets the most headers. */
+    public void setMaxHeaders(int count) {
+      Outbox.builder().maxHeaders(count);
+      this.maxHeaders = count;
+    }
+
+    /** Most header bytes. */
+    public int getMaxHeaderBytes() {
+      return maxHeaderBytes;
+    }
+
+    /** Sets the most header bytes. */
+    public void setMaxHeaderBytes(int bytes) {
+      Outbox.builder().maxHeaderBytes(bytes);
+      this.maxHeaderBytes = bytes;
+    }
   }
 
   /** {@code pgoutbox.relay.*}: the relay embedded in this application. */
@@ -163,6 +206,12 @@ public class PgOutboxProperties {
 
     /** Most events claimed, published and marked in one transaction (1 to 10000). */
     private int batchSize = 200;
+
+    /**
+     * Most bytes of payloads and headers one batch claims (1024 to 1073741824); a larger event goes
+     * out alone.
+     */
+    private int maxBatchBytes = RelayConfig.DEFAULT_MAX_BATCH_BYTES;
 
     /** Fallback poll interval (1ms to 1h). */
     private Duration pollInterval = Duration.ofSeconds(1);
@@ -215,6 +264,7 @@ public class PgOutboxProperties {
       RelayConfig.Builder builder =
           RelayConfig.builder()
               .batchSize(batchSize)
+              .maxBatchBytes(maxBatchBytes)
               .pollInterval(pollInterval)
               .listenForNotifications(listenForNotifications)
               .maxAttempts(maxAttempts)
@@ -267,6 +317,17 @@ public class PgOutboxProperties {
     public void setBatchSize(int batchSize) {
       RelayConfig.builder().batchSize(batchSize);
       this.batchSize = batchSize;
+    }
+
+    /** Most bytes per batch. */
+    public int getMaxBatchBytes() {
+      return maxBatchBytes;
+    }
+
+    /** Sets the most bytes per batch. */
+    public void setMaxBatchBytes(int bytes) {
+      RelayConfig.builder().maxBatchBytes(bytes);
+      this.maxBatchBytes = bytes;
     }
 
     /** Poll interval. */

@@ -3,6 +3,7 @@ package dev.pgoutbox.spring.boot;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.pgoutbox.core.Outbox;
 import dev.pgoutbox.core.OutboxEvent;
 import dev.pgoutbox.core.OutboxException;
 import dev.pgoutbox.relay.Ordering;
@@ -196,6 +197,10 @@ class PgOutboxBootIT {
         .withUserConfiguration(App.class)
         .withPropertyValues(
             "pgoutbox.relay.batch-size=50",
+            "pgoutbox.relay.max-batch-bytes=4194304",
+            "pgoutbox.writer.max-payload-bytes=2097152",
+            "pgoutbox.writer.max-headers=8",
+            "pgoutbox.writer.max-header-bytes=1024",
             "pgoutbox.relay.poll-interval=250ms",
             "pgoutbox.relay.max-attempts=3",
             "pgoutbox.relay.ordering=unordered",
@@ -210,6 +215,11 @@ class PgOutboxBootIT {
               assertThat(relay).isNotNull();
               assertThat(relay.name()).isEqualTo("boot-it");
               assertThat(relay.config().batchSize()).isEqualTo(50);
+              assertThat(relay.config().maxBatchBytes()).isEqualTo(4 * 1024 * 1024);
+              Outbox outbox = context.getBean(Outbox.class);
+              assertThat(outbox.maxPayloadBytes()).isEqualTo(2_097_152);
+              assertThat(outbox.maxHeaders()).isEqualTo(8);
+              assertThat(outbox.maxHeaderBytes()).isEqualTo(1_024);
               assertThat(relay.config().pollInterval()).isEqualTo(Duration.ofMillis(250));
               assertThat(relay.config().maxAttempts()).isEqualTo(3);
               assertThat(relay.config().ordering()).isEqualTo(Ordering.UNORDERED);

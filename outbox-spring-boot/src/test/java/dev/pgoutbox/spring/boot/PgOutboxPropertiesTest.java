@@ -42,6 +42,10 @@ class PgOutboxPropertiesTest {
     assertThat(backoff.getMax()).isEqualTo(RelayConfig.DEFAULT_BACKOFF_MAX);
     assertThat(properties.getWriter().isSerializeWritersPerAggregate())
         .isEqualTo(Outbox.builder().build().serializesWritersPerAggregate());
+    Outbox outbox = Outbox.builder().build();
+    assertThat(properties.getWriter().getMaxPayloadBytes()).isEqualTo(outbox.maxPayloadBytes());
+    assertThat(properties.getWriter().getMaxHeaders()).isEqualTo(outbox.maxHeaders());
+    assertThat(properties.getWriter().getMaxHeaderBytes()).isEqualTo(outbox.maxHeaderBytes());
     PgOutboxProperties.Publisher publisher = properties.getPublisher();
     assertThat(publisher.getKafka().getDeliveryTimeout())
         .isEqualTo(KafkaPublisher.DEFAULT_DELIVERY_TIMEOUT);

@@ -6,8 +6,20 @@ with
       "e"."aggregate_type",
       "e"."aggregate_id",
       "e"."event_type",
-      "e"."payload",
-      "e"."headers",
+      case
+        when (
+          ("pg_catalog"."pg_column_size"("e"."payload") + "pg_catalog"."pg_column_size"("e"."headers")) <= 83886
+          and "pg_catalog"."pg_column_compression"("e"."payload") is null
+          and "pg_catalog"."pg_column_compression"("e"."headers") is null
+        ) then "e"."payload"
+      end as "payload",
+      case
+        when (
+          ("pg_catalog"."pg_column_size"("e"."payload") + "pg_catalog"."pg_column_size"("e"."headers")) <= 83886
+          and "pg_catalog"."pg_column_compression"("e"."payload") is null
+          and "pg_catalog"."pg_column_compression"("e"."headers") is null
+        ) then "e"."headers"
+      end as "headers",
       "e"."attempts",
       "e"."created_at",
       (
@@ -19,7 +31,21 @@ with
             as timestamp with time zone
           )
         )
-      ) as "due"
+      ) as "due",
+      case
+        when (
+          ("pg_catalog"."pg_column_size"("e"."payload") + "pg_catalog"."pg_column_size"("e"."headers")) <= 83886
+          and "pg_catalog"."pg_column_compression"("e"."payload") is null
+          and "pg_catalog"."pg_column_compression"("e"."headers") is null
+        ) then null
+        else (cast(
+          "pg_catalog"."octet_length"(cast("e"."payload" as text))
+          as bigint
+        ) + cast(
+          "pg_catalog"."octet_length"(cast("e"."headers" as text))
+          as bigint
+        ))
+      end as "body_bytes"
     from "public"."outbox_events" as "e"
     where (
       "e"."processed_at" is null
@@ -71,6 +97,7 @@ select
   "heads"."attempts",
   "heads"."created_at",
   "heads"."due",
+  "heads"."body_bytes",
   1 as "rn",
   (
     select count(*)

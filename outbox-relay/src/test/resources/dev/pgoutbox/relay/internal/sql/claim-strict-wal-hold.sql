@@ -99,6 +99,7 @@ select
   "k"."attempts",
   "k"."created_at",
   "k"."due",
+  "k"."body_bytes",
   "chosen"."rn",
   (
     select count(*)
@@ -112,8 +113,20 @@ from "chosen"
       "c"."aggregate_type",
       "c"."aggregate_id",
       "c"."event_type",
-      "c"."payload",
-      "c"."headers",
+      case
+        when (
+          ("pg_catalog"."pg_column_size"("c"."payload") + "pg_catalog"."pg_column_size"("c"."headers")) <= 83886
+          and "pg_catalog"."pg_column_compression"("c"."payload") is null
+          and "pg_catalog"."pg_column_compression"("c"."headers") is null
+        ) then "c"."payload"
+      end as "payload",
+      case
+        when (
+          ("pg_catalog"."pg_column_size"("c"."payload") + "pg_catalog"."pg_column_size"("c"."headers")) <= 83886
+          and "pg_catalog"."pg_column_compression"("c"."payload") is null
+          and "pg_catalog"."pg_column_compression"("c"."headers") is null
+        ) then "c"."headers"
+      end as "headers",
       "c"."attempts",
       "c"."created_at",
       (
@@ -126,7 +139,21 @@ from "chosen"
           )
         )
         and "c"."parked" = true
-      ) as "due"
+      ) as "due",
+      case
+        when (
+          ("pg_catalog"."pg_column_size"("c"."payload") + "pg_catalog"."pg_column_size"("c"."headers")) <= 83886
+          and "pg_catalog"."pg_column_compression"("c"."payload") is null
+          and "pg_catalog"."pg_column_compression"("c"."headers") is null
+        ) then null
+        else (cast(
+          "pg_catalog"."octet_length"(cast("c"."payload" as text))
+          as bigint
+        ) + cast(
+          "pg_catalog"."octet_length"(cast("c"."headers" as text))
+          as bigint
+        ))
+      end as "body_bytes"
     from "public"."outbox_events" as "c"
     where (
       "c"."position" = "chosen"."p"

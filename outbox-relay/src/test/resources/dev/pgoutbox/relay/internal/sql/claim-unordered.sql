@@ -4,8 +4,20 @@ select
   "e"."aggregate_type",
   "e"."aggregate_id",
   "e"."event_type",
-  "e"."payload",
-  "e"."headers",
+  case
+    when (
+      ("pg_catalog"."pg_column_size"("e"."payload") + "pg_catalog"."pg_column_size"("e"."headers")) <= 83886
+      and "pg_catalog"."pg_column_compression"("e"."payload") is null
+      and "pg_catalog"."pg_column_compression"("e"."headers") is null
+    ) then "e"."payload"
+  end as "payload",
+  case
+    when (
+      ("pg_catalog"."pg_column_size"("e"."payload") + "pg_catalog"."pg_column_size"("e"."headers")) <= 83886
+      and "pg_catalog"."pg_column_compression"("e"."payload") is null
+      and "pg_catalog"."pg_column_compression"("e"."headers") is null
+    ) then "e"."headers"
+  end as "headers",
   "e"."attempts",
   "e"."created_at",
   (
@@ -17,7 +29,21 @@ select
         as timestamp with time zone
       )
     )
-  ) as "due"
+  ) as "due",
+  case
+    when (
+      ("pg_catalog"."pg_column_size"("e"."payload") + "pg_catalog"."pg_column_size"("e"."headers")) <= 83886
+      and "pg_catalog"."pg_column_compression"("e"."payload") is null
+      and "pg_catalog"."pg_column_compression"("e"."headers") is null
+    ) then null
+    else (cast(
+      "pg_catalog"."octet_length"(cast("e"."payload" as text))
+      as bigint
+    ) + cast(
+      "pg_catalog"."octet_length"(cast("e"."headers" as text))
+      as bigint
+    ))
+  end as "body_bytes"
 from "public"."outbox_events" as "e"
 where (
   "e"."processed_at" is null

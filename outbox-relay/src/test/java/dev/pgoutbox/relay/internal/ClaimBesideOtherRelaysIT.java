@@ -149,7 +149,9 @@ class ClaimBesideOtherRelaysIT {
     return ((Number)
             single(
                 connection,
-                "select count(*) from (select position from outbox_events where position <= ?"
+                "select count(*) from (select position from "
+                    + db.schema()
+                    + ".outbox_events where position <= ?"
                     + " and pg_try_advisory_xact_lock(?, hashtext(aggregate_type || ':'"
                     + " || aggregate_id)) order by position for update) held",
                 (long) heads,
@@ -198,8 +200,9 @@ class ClaimBesideOtherRelaysIT {
     try (Statement statement = connection.createStatement();
         ResultSet rs =
             statement.executeQuery(
-                "select pg_stat_get_xact_numscans("
-                    + "'outbox_events_pending_aggregate_idx'::regclass)")) {
+                "select pg_stat_get_xact_numscans('"
+                    + db.schema()
+                    + ".outbox_events_pending_aggregate_idx'::regclass)")) {
       rs.next();
       return rs.getLong(1);
     }

@@ -41,14 +41,19 @@ class HeadSearchBehindHeldVacuumIT {
   private static final int COLD_AGGREGATES = 90;
   private static final int BATCH = 100;
 
+  // Every schema's outbox: only this transaction's reads count, and it read one of them (its claims
+  // fix the search_path, so an unqualified name would not resolve to the test's schema).
+
   /** Entries read from every index of the outbox, by this session's transaction so far. */
   private static final String ALL_INDEXES =
-      "select coalesce(sum(pg_stat_get_xact_tuples_returned(indexrelid)), 0)"
-          + " from pg_index where indrelid = 'outbox_events'::regclass";
+      "select coalesce(sum(pg_stat_get_xact_tuples_returned(i.indexrelid)), 0)"
+          + " from pg_index i join pg_class t on t.oid = i.indrelid"
+          + " where t.relname = 'outbox_events'";
 
   /** Entries read from the aggregate index, by this session's transaction so far. */
   private static final String AGGREGATE_INDEX =
-      "select pg_stat_get_xact_tuples_returned('outbox_events_pending_aggregate_idx'::regclass)";
+      "select coalesce(sum(pg_stat_get_xact_tuples_returned(oid)), 0) from pg_class"
+          + " where relname = 'outbox_events_pending_aggregate_idx'";
 
   /** The held horizon: a snapshot older than every row a test writes. */
   private Connection holder;
@@ -167,7 +172,9 @@ class HeadSearchBehindHeldVacuumIT {
       try (Statement statement = connection.createStatement();
           ResultSet rs =
               statement.executeQuery(
-                  "select aggregate_id, min(position) from outbox_events"
+                  "select aggregate_id, min(position) from "
+                      + db.schema()
+                      + ".outbox_events"
                       + " where processed_at is null group by aggregate_id")) {
         while (rs.next()) {
           lowest.put(rs.getString(1), rs.getLong(2));

@@ -71,8 +71,8 @@ import org.jspecify.annotations.Nullable;
  * read, then the connection is closed; the request timeout covers the whole exchange (connection,
  * headers and that much body), so a receiver that trickles its answer or never ends it fails that
  * one event, retryable, once the timeout has passed. The size of the response headers is bounded by
- * the JDK ({@code jdk.http.maxHeaderSize}, 384 KiB by default on JDK 21.0.5 and later). Reasons
- * never carry a URL's user info, query values or fragment: they show {@code
+ * the JDK ({@code jdk.http.maxHeaderSize}, 384 KiB by default in current JDKs). Reasons never carry
+ * a URL's user info, query values or fragment: they show {@code
  * https://***@host:port/path?token=***}.
  *
  * <p><b>Order.</b> Requests go through {@link AggregateSequencer}: those of one batch run

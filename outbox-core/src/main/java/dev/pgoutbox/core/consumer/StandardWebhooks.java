@@ -177,18 +177,39 @@ public final class StandardWebhooks {
     }
 
     /**
-     * Checks a request given its headers (looked up without regard to case) and exact body.
+     * Checks a request given its headers (looked up without regard to case) and exact body; a
+     * {@value WebhookEventIds#HEADER} header, when present, must equal the signed {@value
+     * #ID_HEADER}, so that {@link WebhookEventIds#eventId} reads a signed id after this check.
+     * pgoutbox's other headers ({@code X-Pgoutbox-Event-Type} and the aggregate's) are not signed:
+     * a receiver that must trust the type reads it from the body (CloudEvents structured mode puts
+     * it there).
      *
      * @throws WebhookVerificationException naming what is wrong: a header missing, a timestamp that
-     *     is not a number or is outside the tolerance, no matching signature
+     *     is not a number or is outside the tolerance, no matching signature, a dedup key that is
+     *     not the signed id
      */
     public void verify(Map<String, ? extends List<String>> headers, byte[] body) {
       requireNonNull(headers, "headers");
+      String id = HttpHeaderLookup.first(headers, ID_HEADER);
       verify(
-          HttpHeaderLookup.first(headers, ID_HEADER),
+          id,
           HttpHeaderLookup.first(headers, TIMESTAMP_HEADER),
           HttpHeaderLookup.first(headers, SIGNATURE_HEADER),
           body);
+      // The dedup key pgoutbox also sends is not signed: it must be the signed id, or a captured
+      // request replayed under a new key would pass an inbox that reads it.
+      String key = HttpHeaderLookup.first(headers, WebhookEventIds.HEADER);
+      if (key != null && !key.trim().equals(id)) {
+        throw new WebhookVerificationException(
+            WebhookEventIds.HEADER
+                + " '"
+                + key
+                + "' is not the signed "
+                + ID_HEADER
+                + " '"
+                + id
+                + "' (changed after signing)");
+      }
     }
 
     /**

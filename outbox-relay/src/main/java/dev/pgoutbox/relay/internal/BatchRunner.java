@@ -291,7 +291,7 @@ public final class BatchRunner {
       } catch (DataAccessException e) {
         connection.rollback(one);
         String reason =
-            truncate(
+            storedReason(
                 "the relay could not record this event's failure ("
                     + describe(e)
                     + "); last failure: "
@@ -431,7 +431,7 @@ public final class BatchRunner {
         int attempts,
         boolean isDead,
         Duration retryIn) {
-      String stored = truncate(reason, config.lastErrorMaxLength());
+      String stored = storedReason(reason, config.lastErrorMaxLength());
       failures.add(new Marker.Failure(row.id(), attempts, stored, isDead, retryIn));
       EventFailure report = new EventFailure(message, stored, attempts, isDead, retryIn);
       failureReports.add(report);
@@ -468,8 +468,13 @@ public final class BatchRunner {
     return delay.compareTo(RelayConfig.MAX_RETRY_DELAY) > 0 ? RelayConfig.MAX_RETRY_DELAY : delay;
   }
 
-  static String truncate(String reason, int max) {
-    String text = reason.replace('\u0000', ' ');
+  /**
+   * The text stored in {@code last_error} and logged for a failure reason of any publisher: URL
+   * credentials redacted ({@link UrlRedaction}), NUL replaced, cut at {@code max} characters. The
+   * relay's one place that turns a failure into text; the WAL reader uses it too.
+   */
+  static String storedReason(String reason, int max) {
+    String text = UrlRedaction.text(reason).replace('\u0000', ' ');
     return text.length() <= max ? text : text.substring(0, max - 3) + "...";
   }
 }

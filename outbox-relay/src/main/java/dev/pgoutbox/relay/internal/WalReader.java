@@ -617,7 +617,7 @@ public final class WalReader implements Runnable {
     int attempts = MessageMapper.nextAttempt(row.attempts());
     boolean dead = permanent || attempts >= config.maxAttempts();
     Duration retryIn = dead ? Duration.ZERO : BatchRunner.retryDelay(config, attempts, hint);
-    String stored = BatchRunner.truncate(reason, config.lastErrorMaxLength());
+    String stored = BatchRunner.storedReason(reason, config.lastErrorMaxLength());
     failures.add(new Marker.Failure(row.id(), attempts, stored, dead, retryIn));
     EventFailure failure = new EventFailure(message, stored, attempts, dead, retryIn);
     reports.add(failure);

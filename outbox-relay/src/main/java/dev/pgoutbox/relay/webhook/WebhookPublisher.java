@@ -12,12 +12,14 @@ import dev.pgoutbox.relay.OutboxMessage;
 import dev.pgoutbox.relay.PublishResult;
 import dev.pgoutbox.relay.Publisher;
 import dev.pgoutbox.relay.internal.Failures;
+import dev.pgoutbox.relay.internal.UrlRedaction;
 import java.io.IOException;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.net.http.HttpTimeoutException;
+import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.time.Clock;
 import java.time.DateTimeException;
@@ -25,10 +27,15 @@ import java.time.Duration;
 import java.time.Instant;
 import java.time.ZonedDateTime;
 import java.time.format.DateTimeFormatter;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
+import java.util.concurrent.Flow;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -37,7 +44,7 @@ import org.jspecify.annotations.Nullable;
  * <pre>{@code
  * try (WebhookPublisher webhooks =
  *     WebhookPublisher.builder(URI.create("https://billing.example.com/events"))
- *         .signingSecret(secret)                 // optional: X-Pgoutbox-Signature: sha256=<hex>
+ *         .standardWebhooksSecret("whsec_...")  // webhook-id, webhook-timestamp, webhook-signature
  *         .build()) {
  *   // hand it to the relay
  * }
@@ -47,8 +54,11 @@ import org.jspecify.annotations.Nullable;
  * stored, with headers {@code Content-Type: application/json}, {@value WebhookEventIds#HEADER} =
  * event id (the receiver's dedup key, read back with {@link WebhookEventIds}), {@value
  * #EVENT_TYPE_HEADER}, {@value #AGGREGATE_TYPE_HEADER}, {@value #AGGREGATE_ID_HEADER}, every stored
- * header (e.g. {@code traceparent}) under its own name, and, with a signing secret, {@value
- * WebhookSignature#HEADER} (see {@link WebhookSignature}).
+ * header (e.g. {@code traceparent}) under its own name, and, with a Standard Webhooks secret, the
+ * signature headers of {@link StandardWebhooks} (id, timestamp and body signed: a captured request
+ * replayed later or under another id fails the receiver's check). Plain {@code http://} URLs are
+ * sent as HTTP/1.1 (no h2c upgrade, which some proxies mishandle); {@code https://} as the client
+ * negotiates (HTTP/2 where the server offers it).
  *
  * <p><b>The answer.</b> 2xx: published. 408, 429, 5xx, timeouts and I/O errors (refused, reset):
  * retryable, with the server's {@code Retry-After} (seconds or HTTP-date, at most {@link
@@ -56,6 +66,14 @@ import org.jspecify.annotations.Nullable;
  * followed) and a request that cannot be built (bad URL, a stored header the JDK refuses to send
  * such as {@code Host}): permanent, with the status and the start of the response body in the
  * reason.
+ *
+ * <p><b>A hostile receiver.</b> At most {@value #MAX_RESPONSE_BYTES} bytes of a response body are
+ * read, then the connection is closed; the request timeout covers the whole exchange (connection,
+ * headers and that much body), so a receiver that trickles its answer or never ends it fails that
+ * one event, retryable, once the timeout has passed. The size of the response headers is bounded by
+ * the JDK ({@code jdk.http.maxHeaderSize}, 384 KiB by default in current JDKs). Reasons never carry
+ * a URL's user info, query values or fragment: they show {@code
+ * https://***@host:port/path?token=***}.
  *
  * <p><b>Order.</b> Requests go through {@link AggregateSequencer}: those of one batch run
  * concurrently (up to {@link Builder#maxConcurrency} aggregates at once), but those of one
@@ -78,7 +96,7 @@ public final class WebhookPublisher implements Publisher {
   /** The header carrying the aggregate id: {@value}. */
   public static final String AGGREGATE_ID_HEADER = "X-Pgoutbox-Aggregate-Id";
 
-  /** How long one request may take, by default: 10 seconds. */
+  /** How long one exchange (connection, headers, body) may take, by default: 10 seconds. */
   public static final Duration DEFAULT_REQUEST_TIMEOUT = Duration.ofSeconds(10);
 
   /** How many requests of a batch may be in flight at once, by default: {@value}. */
@@ -90,6 +108,13 @@ public final class WebhookPublisher implements Publisher {
    * aggregate for an absurd time; the relay's own backoff still applies on top.
    */
   public static final Duration MAX_RETRY_AFTER = Duration.ofHours(1);
+
+  /**
+   * The most bytes of a response body this publisher reads: {@value} (the start of an error
+   * message). The rest is never read: the connection is closed instead, so that a receiver that
+   * answers with an endless body costs this much memory and no more.
+   */
+  public static final int MAX_RESPONSE_BYTES = 4096;
 
   private static final int MAX_REASON_BODY = 200;
 
@@ -176,21 +201,29 @@ public final class WebhookPublisher implements Publisher {
     }
   }
 
-  /** Sends one event's request; cancelling the returned stage cancels the HTTP exchange. */
+  /**
+   * Sends one event's request. The whole exchange (connection, headers, at most {@link
+   * #MAX_RESPONSE_BYTES} of the body) must end within the request timeout; past it, or when the
+   * returned stage is cancelled, the exchange is aborted and its connection closed.
+   */
   private CompletableFuture<PublishResult> send(OutboxMessage message) {
     HttpRequest request;
     try {
       request = request(message);
     } catch (RuntimeException e) {
       return CompletableFuture.completedFuture(
-          PublishResult.permanent("cannot build the webhook request: " + e));
+          PublishResult.permanent(
+              "cannot build the webhook request: " + UrlRedaction.text(e.toString())));
     }
-    CompletableFuture<HttpResponse<String>> response;
+    String where = UrlRedaction.url(request.uri());
+    CappedBody body = new CappedBody(MAX_RESPONSE_BYTES);
+    CompletableFuture<HttpResponse<byte[]>> response;
     try {
-      response = client.sendAsync(request, HttpResponse.BodyHandlers.ofString());
+      response = client.sendAsync(request, info -> body);
     } catch (RuntimeException e) {
       return CompletableFuture.completedFuture(
-          PublishResult.retryable("webhook " + request.uri() + ": " + e));
+          PublishResult.retryable(
+              "webhook " + where + " failed: " + UrlRedaction.text(e.toString())));
     }
     // A plain future, not one derived from the client's: cancelling it must not race with the
     // client's own completion of a cancelled exchange.
@@ -199,16 +232,27 @@ public final class WebhookPublisher implements Publisher {
         (r, e) -> {
           PublishResult answer;
           try {
-            answer = e == null ? classify(request.uri(), r) : failure(request, e);
+            answer = e == null ? classify(where, r) : failure(where, e);
           } catch (RuntimeException x) {
             answer =
-                PublishResult.retryable("webhook " + request.uri() + ": unreadable answer: " + x);
+                PublishResult.retryable(
+                    "webhook " + where + " unreadable answer: " + UrlRedaction.text(x.toString()));
           }
           result.complete(answer);
         });
+    // The JDK's request timeout ends at the response headers; this one covers the body too.
+    result.completeOnTimeout(
+        PublishResult.retryable(
+            "webhook "
+                + where
+                + " timed out: no whole answer (connection, headers and body) within "
+                + requestTimeout),
+        requestTimeout.toNanos(),
+        TimeUnit.NANOSECONDS);
     result.whenComplete(
         (r, e) -> {
-          if (result.isCancelled()) {
+          if (!response.isDone()) {
+            body.abort();
             response.cancel(true);
           }
         });
@@ -225,6 +269,10 @@ public final class WebhookPublisher implements Publisher {
         HttpRequest.newBuilder(uri)
             .timeout(requestTimeout)
             .POST(HttpRequest.BodyPublishers.ofByteArray(body));
+    if ("http".equalsIgnoreCase(uri.getScheme())) {
+      // No h2c upgrade on plain text: proxies and servers that mishandle it fail the POST.
+      r.version(HttpClient.Version.HTTP_1_1);
+    }
     for (Map.Entry<String, String> h : m.headers().entrySet()) {
       r.setHeader(h.getKey(), h.getValue());
     }
@@ -257,17 +305,17 @@ public final class WebhookPublisher implements Publisher {
     return r.build();
   }
 
-  private PublishResult classify(URI uri, HttpResponse<String> response) {
+  private PublishResult classify(String where, HttpResponse<byte[]> response) {
     int status = response.statusCode();
     if (status >= 200 && status < 300) {
       return PublishResult.published();
     }
-    String body = response.body() == null ? "" : response.body().strip();
+    String body = new String(response.body(), StandardCharsets.UTF_8).strip();
     if (body.length() > MAX_REASON_BODY) {
       body = body.substring(0, MAX_REASON_BODY) + "...";
     }
     String reason =
-        "webhook " + uri + " answered HTTP " + status + (body.isEmpty() ? "" : ": " + body);
+        "webhook " + where + " answered HTTP " + status + (body.isEmpty() ? "" : ": " + body);
     if (status == 408 || status == 429 || status >= 500) {
       return PublishResult.retryable(
           reason, retryAfter(response.headers().firstValue("Retry-After").orElse(null)));
@@ -275,13 +323,14 @@ public final class WebhookPublisher implements Publisher {
     return PublishResult.permanent(reason);
   }
 
-  private static PublishResult failure(HttpRequest request, Throwable e) {
+  private static PublishResult failure(String where, Throwable e) {
     Throwable cause = Failures.unwrap(e);
     String what =
         cause instanceof HttpTimeoutException
             ? "timed out"
             : cause instanceof IOException ? "I/O error" : "failed";
-    return PublishResult.retryable("webhook " + request.uri() + " " + what + ": " + cause);
+    return PublishResult.retryable(
+        "webhook " + where + " " + what + ": " + UrlRedaction.text(cause.toString()));
   }
 
   /**
@@ -314,6 +363,87 @@ public final class WebhookPublisher implements Publisher {
   }
 
   /**
+   * A response body read up to {@code max} bytes: at that many, or when {@link #abort()}ed, it
+   * cancels its subscription, which makes the client close the connection rather than read on.
+   */
+  private static final class CappedBody implements HttpResponse.BodySubscriber<byte[]> {
+    private final CompletableFuture<byte[]> body = new CompletableFuture<>();
+    private final AtomicReference<Flow.@Nullable Subscription> subscription =
+        new AtomicReference<>();
+    private final byte[] buffer;
+    private int length;
+
+    CappedBody(int max) {
+      this.buffer = new byte[max];
+    }
+
+    @Override
+    public CompletionStage<byte[]> getBody() {
+      return body;
+    }
+
+    @Override
+    public void onSubscribe(Flow.Subscription s) {
+      if (!subscription.compareAndSet(null, s) || body.isDone()) {
+        s.cancel();
+        return;
+      }
+      s.request(1);
+    }
+
+    @Override
+    public void onNext(List<ByteBuffer> items) {
+      if (body.isDone()) {
+        return;
+      }
+      for (ByteBuffer item : items) {
+        int n = Math.min(item.remaining(), buffer.length - length);
+        item.get(buffer, length, n);
+        length += n;
+      }
+      if (length == buffer.length) {
+        body.complete(Arrays.copyOf(buffer, length));
+        cancel();
+      } else {
+        requireNonNull(subscription.get()).request(1);
+      }
+    }
+
+    @Override
+    public void onError(Throwable error) {
+      body.completeExceptionally(error);
+    }
+
+    @Override
+    public void onComplete() {
+      body.complete(Arrays.copyOf(buffer, length));
+    }
+
+    /** Stops reading: the exchange is over for this publisher. */
+    void abort() {
+      body.completeExceptionally(new CancellationException("webhook exchange aborted"));
+      cancel();
+    }
+
+    private void cancel() {
+      Flow.Subscription s = subscription.getAndSet(CANCELLED);
+      if (s != null && s != CANCELLED) {
+        s.cancel();
+      }
+    }
+  }
+
+  /** Marks a {@link CappedBody} whose subscription was cancelled. */
+  private static final Flow.Subscription CANCELLED =
+      new Flow.Subscription() {
+        @Override
+        public void request(long n) {}
+
+        @Override
+        public void cancel() {}
+      };
+
+  /**
    * Settings of a {@link WebhookPublisher}. Not thread-safe; {@link #build()} may be called more
    * than once.
    */
@@ -342,8 +472,8 @@ public final class WebhookPublisher implements Publisher {
     }
 
     /**
-     * How long one request may take, connection included, before it counts as a retryable timeout.
-     * Default {@link #DEFAULT_REQUEST_TIMEOUT}.
+     * How long one exchange may take, from connecting to the last byte of the answer read, before
+     * it counts as a retryable timeout and is aborted. Default {@link #DEFAULT_REQUEST_TIMEOUT}.
      */
     public Builder requestTimeout(Duration timeout) {
       requireNonNull(timeout, "requestTimeout");
@@ -367,9 +497,16 @@ public final class WebhookPublisher implements Publisher {
     }
 
     /**
-     * Signs every request body with HMAC-SHA256 under {@code secret}, in the {@value
-     * WebhookSignature#HEADER} header (see {@link WebhookSignature}). The array is copied.
+     * Also signs every request body with HMAC-SHA256 under {@code secret}, in the {@value
+     * WebhookSignature#HEADER} header (see {@link WebhookSignature}), for receivers written against
+     * it. Off unless called. The array is copied.
+     *
+     * @deprecated that signature covers the body only: a captured request replayed later, or with
+     *     another {@value WebhookEventIds#HEADER} or event type, still verifies. Sign with {@link
+     *     #standardWebhooksSecret(String)}, which covers the id and the time too; keep this only
+     *     while receivers move over.
      */
+    @Deprecated
     public Builder signingSecret(byte[] secret) {
       requireNonNull(secret, "signingSecret");
       if (secret.length == 0) {
@@ -384,8 +521,8 @@ public final class WebhookPublisher implements Publisher {
      * by the base64 of a 24 to 64 byte key): headers {@value StandardWebhooks#ID_HEADER} (the event
      * id), {@value StandardWebhooks#TIMESTAMP_HEADER} (when this attempt was signed) and {@value
      * StandardWebhooks#SIGNATURE_HEADER} ({@code v1,<base64 HMAC-SHA256>}); receivers check them
-     * with {@link StandardWebhooks#verifier}. May be used with or instead of {@link
-     * #signingSecret(byte[])}.
+     * with {@link StandardWebhooks#verifier}. The signature to use; the deprecated {@link
+     * #signingSecret(byte[])} may be added beside it while receivers move over.
      *
      * @throws IllegalArgumentException if the secret is not base64 of 24 to 64 bytes
      */

@@ -3,6 +3,7 @@ package dev.pgoutbox.relay.webhook;
 import static java.util.Objects.requireNonNull;
 
 import dev.pgoutbox.relay.OutboxMessage;
+import dev.pgoutbox.relay.internal.UrlRedaction;
 import java.net.URI;
 
 /**
@@ -28,7 +29,7 @@ public interface WebhookRouting {
     String scheme = endpoint.getScheme();
     if (scheme == null || !(scheme.equals("http") || scheme.equals("https"))) {
       throw new IllegalArgumentException(
-          "endpoint must be an absolute http or https URL, was " + endpoint);
+          "endpoint must be an absolute http or https URL, was " + UrlRedaction.url(endpoint));
     }
     return message -> endpoint;
   }

@@ -6,7 +6,10 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import com.sun.net.httpserver.Headers;
 import com.sun.net.httpserver.HttpServer;
 import dev.pgoutbox.core.consumer.StandardWebhooks;
+import dev.pgoutbox.core.consumer.WebhookEventIds;
+import dev.pgoutbox.core.consumer.WebhookSignature;
 import dev.pgoutbox.relay.OutboxMessage;
+import dev.pgoutbox.relay.PublishResult;
 import dev.pgoutbox.relay.brokers.RelayDrive;
 import dev.pgoutbox.relay.brokers.TestEvents;
 import dev.pgoutbox.testing.TestSchema;
@@ -20,7 +23,11 @@ import java.time.Instant;
 import java.time.ZoneOffset;
 import java.util.Base64;
 import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.UUID;
 import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -94,6 +101,94 @@ class StandardWebhooksIT {
     assertThat(
             StandardWebhooks.verifier(List.of(OLD_SECRET)).isValid(first.headers(), first.body()))
         .isFalse();
+  }
+
+  /**
+   * A request of the publisher as documented (Standard Webhooks, nothing else) verifies with
+   * pgoutbox's verifier and with the standard's own library; the same request replayed with another
+   * id, another timestamp or another dedup key does not. The deprecated body-only header is not
+   * sent, and a request signed with it would pass all three replays.
+   */
+  @Test
+  @SuppressWarnings("deprecation") // WebhookSignature, to show what it lets through
+  void aCapturedRequestReplayedUnderAnotherIdTimestampOrKeyFailsVerification() throws Exception {
+    ConcurrentLinkedQueue<Received> received = new ConcurrentLinkedQueue<>();
+    HttpServer server =
+        HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 0);
+    server.createContext(
+        "/events",
+        exchange -> {
+          received.add(
+              new Received(
+                  exchange.getRequestHeaders(), exchange.getRequestBody().readAllBytes(), true));
+          exchange.sendResponseHeaders(204, -1);
+          exchange.close();
+        });
+    server.start();
+    OutboxMessage event = TestEvents.one("order", "a-1", 1, "{\"amount\":100}");
+    try (WebhookPublisher publisher =
+        WebhookPublisher.builder(
+                URI.create("http://127.0.0.1:" + server.getAddress().getPort() + "/events"))
+            .standardWebhooksSecret(SECRET)
+            .build()) {
+      assertThat(publisher.publish(List.of(event)).toCompletableFuture().get(1, TimeUnit.MINUTES))
+          .containsExactly(PublishResult.published());
+    } finally {
+      server.stop(0);
+    }
+    Received captured = received.remove();
+    Map<String, List<String>> headers = new TreeMap<>(String.CASE_INSENSITIVE_ORDER);
+    headers.putAll(captured.headers());
+    assertThat(headers).doesNotContainKey(WebhookSignature.HEADER);
+    StandardWebhooks.Verifier ours = StandardWebhooks.verifier(List.of(SECRET));
+    com.standardwebhooks.Webhook oracle = new com.standardwebhooks.Webhook(SECRET);
+    String body = new String(captured.body(), StandardCharsets.UTF_8);
+
+    assertThat(ours.isValid(headers, captured.body())).as("the request as sent").isTrue();
+    oracle.verify(body, lowerCase(headers));
+
+    long signedAt = Long.parseLong(headers.get("webhook-timestamp").get(0));
+    Map<String, Map<String, List<String>>> replays =
+        Map.of(
+            "another webhook-id",
+            with(headers, "webhook-id", UUID.randomUUID().toString()),
+            "another webhook-timestamp",
+            with(headers, "webhook-timestamp", Long.toString(signedAt + 1)),
+            "another Idempotency-Key",
+            with(headers, WebhookEventIds.HEADER, UUID.randomUUID().toString()));
+    replays.forEach(
+        (what, replay) -> {
+          assertThat(ours.isValid(replay, captured.body())).as(what).isFalse();
+          if (!what.contains("Idempotency-Key")) { // the standard's library knows only its own
+            assertThatThrownBy(() -> oracle.verify(body, lowerCase(replay)))
+                .as(what + ", by the Standard Webhooks library")
+                .isInstanceOf(com.standardwebhooks.exceptions.WebhookVerificationException.class);
+          }
+        });
+
+    // What the deprecated header lets through: its signature of the body alone, on the replays.
+    byte[] legacyKey = "legacy".getBytes(StandardCharsets.UTF_8);
+    String legacy = WebhookSignature.sign(legacyKey, captured.body());
+    replays.forEach(
+        (what, replay) ->
+            assertThat(WebhookSignature.verify(legacyKey, captured.body(), legacy))
+                .as("X-Pgoutbox-Signature on a replay with " + what)
+                .isTrue());
+  }
+
+  private static Map<String, List<String>> with(
+      Map<String, List<String>> headers, String name, String value) {
+    Map<String, List<String>> copy = new TreeMap<>(String.CASE_INSENSITIVE_ORDER);
+    copy.putAll(headers);
+    copy.put(name, List.of(value));
+    return copy;
+  }
+
+  /** The standard's library looks its headers up in lower case. */
+  private static Map<String, List<String>> lowerCase(Map<String, List<String>> headers) {
+    Map<String, List<String>> lower = new java.util.HashMap<>();
+    headers.forEach((k, v) -> lower.put(k.toLowerCase(java.util.Locale.ROOT), v));
+    return lower;
   }
 
   @Test

@@ -4,8 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpServer;
+import dev.pgoutbox.core.consumer.StandardWebhooks;
 import dev.pgoutbox.core.consumer.WebhookEventIds;
-import dev.pgoutbox.core.consumer.WebhookSignature;
 import dev.pgoutbox.relay.AggregateSequencer;
 import dev.pgoutbox.relay.OutboxMessage;
 import dev.pgoutbox.relay.PublishResult;
@@ -26,6 +26,7 @@ import java.time.Instant;
 import java.time.ZoneOffset;
 import java.time.format.DateTimeFormatter;
 import java.util.ArrayList;
+import java.util.Base64;
 import java.util.Collections;
 import java.util.List;
 import java.util.Set;
@@ -48,7 +49,12 @@ import org.junit.jupiter.api.Test;
  */
 class WebhookPublisherIT extends PublisherContract {
 
-  static final byte[] SECRET = "s3cret".getBytes(StandardCharsets.UTF_8);
+  static final String SECRET =
+      "whsec_"
+          + Base64.getEncoder()
+              .encodeToString("the contract's key, of 32 bytes".getBytes(StandardCharsets.UTF_8));
+
+  static final StandardWebhooks.Verifier VERIFIER = StandardWebhooks.verifier(List.of(SECRET));
 
   /** What the receiver answers: a status and optional headers/body. */
   interface Answer {
@@ -114,8 +120,8 @@ class WebhookPublisherIT extends PublisherContract {
     Answer recording =
         (exchange, body) -> {
           var h = exchange.getRequestHeaders();
-          if (!WebhookSignature.verify(SECRET, body, h.getFirst(WebhookSignature.HEADER))) {
-            problems.add("bad signature " + h.getFirst(WebhookSignature.HEADER));
+          if (!VERIFIER.isValid(h, body)) {
+            problems.add("bad signature " + h.getFirst(StandardWebhooks.SIGNATURE_HEADER));
             return 401;
           }
           if (!"application/json".equals(h.getFirst("Content-Type"))
@@ -144,7 +150,7 @@ class WebhookPublisherIT extends PublisherContract {
       @Override
       public Publisher publisher() {
         return WebhookPublisher.builder(endpoint())
-            .signingSecret(SECRET)
+            .standardWebhooksSecret(SECRET)
             .maxConcurrency(32)
             .build();
       }

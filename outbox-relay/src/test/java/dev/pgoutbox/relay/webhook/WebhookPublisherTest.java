@@ -52,6 +52,7 @@ class WebhookPublisherTest {
   }
 
   @Test
+  @SuppressWarnings("deprecation") // signingSecret
   void refusesBadSettingsNamingThemAndTheirBounds() {
     assertThatThrownBy(() -> WebhookPublisher.builder(URI.create("ftp://x/y")))
         .isInstanceOf(IllegalArgumentException.class)

@@ -75,6 +75,8 @@ class WebhookRelayIT {
     executor.shutdownNow();
   }
 
+  /** Signed the deprecated way, which receivers of older relays still check. */
+  @SuppressWarnings("deprecation") // signingSecret
   WebhookPublisher publisher() {
     return WebhookPublisher.builder(
             URI.create("http://127.0.0.1:" + server.getAddress().getPort() + "/hook"))

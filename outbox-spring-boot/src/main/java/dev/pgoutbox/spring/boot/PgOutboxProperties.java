@@ -909,14 +909,23 @@ public class PgOutboxProperties {
     /** The absolute http(s) URL every event is POSTed to (required with type=webhook). */
     private @Nullable URI url;
 
-    /** How long one request may take, connection included. */
+    /** How long one exchange may take: connection, headers and body. */
     private Duration requestTimeout = Duration.ofSeconds(10);
 
     /** Requests of one batch in flight at once, each on a different aggregate (1 to 1024). */
     private int maxConcurrency = 16;
 
-    /** Secret that signs each body (HMAC-SHA256, X-Pgoutbox-Signature); unset: unsigned. */
+    /**
+     * Standard Webhooks secret (whsec_ and the base64 of 24 to 64 bytes) that signs each request's
+     * id, timestamp and body (webhook-id, webhook-timestamp, webhook-signature); unset: unsigned.
+     */
     private @Nullable String signingSecret;
+
+    /**
+     * Deprecated: secret that also signs each body alone (HMAC-SHA256, X-Pgoutbox-Signature), for
+     * receivers not yet on Standard Webhooks; replayable. Unset: not sent.
+     */
+    private @Nullable String legacySigningSecret;
 
     /** The URL. */
     public @Nullable URI getUrl() {
@@ -953,17 +962,34 @@ public class PgOutboxProperties {
       this.maxConcurrency = maxConcurrency;
     }
 
-    /** The signing secret. */
+    /** The Standard Webhooks signing secret. */
     public @Nullable String getSigningSecret() {
       return signingSecret;
     }
 
-    /** Sets the signing secret (not empty). */
+    /**
+     * Sets the Standard Webhooks signing secret: {@code whsec_} and the base64 of 24 to 64 bytes,
+     * checked when the publisher is built (a failed binding would print the value).
+     */
     public void setSigningSecret(@Nullable String signingSecret) {
-      if (signingSecret != null && signingSecret.isEmpty()) {
-        throw new IllegalArgumentException("signingSecret must not be empty");
-      }
       this.signingSecret = signingSecret;
+    }
+
+    /** The deprecated X-Pgoutbox-Signature secret. */
+    public @Nullable String getLegacySigningSecret() {
+      return legacySigningSecret;
+    }
+
+    /**
+     * Sets the deprecated X-Pgoutbox-Signature secret (not empty): the body alone is signed, so a
+     * captured request replays. Only while receivers move to Standard Webhooks.
+     */
+    public void setLegacySigningSecret(@Nullable String legacySigningSecret) {
+      if (legacySigningSecret != null && legacySigningSecret.isEmpty()) {
+        throw new IllegalArgumentException(
+            "pgoutbox.publisher.webhook.legacy-signing-secret must not be empty");
+      }
+      this.legacySigningSecret = legacySigningSecret;
     }
   }
 

@@ -1,5 +1,6 @@
 package dev.pgoutbox.spring.boot;
 
+import dev.pgoutbox.core.consumer.StandardWebhooks;
 import dev.pgoutbox.relay.Publisher;
 import dev.pgoutbox.relay.kafka.KafkaPublisher;
 import dev.pgoutbox.relay.kafka.KafkaRouting;
@@ -256,10 +257,35 @@ final class PublisherConfigurations {
           WebhookPublisher.builder(url)
               .requestTimeout(webhook.getRequestTimeout())
               .maxConcurrency(webhook.getMaxConcurrency());
-      if (webhook.getSigningSecret() != null) {
-        builder.signingSecret(webhook.getSigningSecret().getBytes(StandardCharsets.UTF_8));
+      String secret = webhook.getSigningSecret();
+      if (secret != null) {
+        // The prefix is required here: a secret of the older X-Pgoutbox-Signature (any text) is
+        // refused at start rather than taken for a key the receiver does not know. Neither
+        // message shows the value.
+        if (!secret.startsWith(StandardWebhooks.SECRET_PREFIX)) {
+          throw new IllegalStateException(
+              "pgoutbox.publisher.webhook.signing-secret must be a Standard Webhooks secret, "
+                  + StandardWebhooks.SECRET_PREFIX
+                  + " followed by the base64 of 24 to 64 bytes; a secret for the deprecated"
+                  + " X-Pgoutbox-Signature goes in pgoutbox.publisher.webhook.legacy-signing-secret");
+        }
+        try {
+          builder.standardWebhooksSecret(secret);
+        } catch (IllegalArgumentException e) {
+          throw new IllegalStateException(
+              "pgoutbox.publisher.webhook.signing-secret: " + e.getMessage(), e);
+        }
+      }
+      String legacy = webhook.getLegacySigningSecret();
+      if (legacy != null) {
+        legacySignature(builder, legacy);
       }
       return builder.build();
+    }
+
+    @SuppressWarnings("deprecation") // X-Pgoutbox-Signature, opted into by its property
+    private static void legacySignature(WebhookPublisher.Builder builder, String secret) {
+      builder.signingSecret(secret.getBytes(StandardCharsets.UTF_8));
     }
   }
 }

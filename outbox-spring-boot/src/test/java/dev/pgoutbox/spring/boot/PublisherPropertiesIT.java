@@ -83,6 +83,26 @@ class PublisherPropertiesIT {
   }
 
   @Test
+  void webhookSigningSecretOfTheOlderKindIsRefusedAtStartWithoutShowingIt() {
+    runner()
+        .withPropertyValues(
+            "pgoutbox.publisher.type=webhook",
+            "pgoutbox.publisher.webhook.url=http://127.0.0.1:9/events",
+            "pgoutbox.publisher.webhook.signing-secret=an-old-body-only-s3cret")
+        .run(
+            context -> {
+              assertThat(context).hasFailed();
+              assertThat(context.getStartupFailure())
+                  .hasStackTraceContaining(
+                      "pgoutbox.publisher.webhook.signing-secret must be a Standard Webhooks secret")
+                  .hasStackTraceContaining("pgoutbox.publisher.webhook.legacy-signing-secret");
+              java.io.StringWriter trace = new java.io.StringWriter();
+              context.getStartupFailure().printStackTrace(new java.io.PrintWriter(trace));
+              assertThat(trace.toString()).doesNotContain("an-old-body-only-s3cret");
+            });
+  }
+
+  @Test
   void unknownTypeFailsBindingTheType() {
     failsNaming(
         "Failed to bind properties under 'pgoutbox.publisher.type'",

@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.sun.net.httpserver.Headers;
 import com.sun.net.httpserver.HttpServer;
+import dev.pgoutbox.core.consumer.StandardWebhooks;
 import dev.pgoutbox.core.consumer.WebhookEventIds;
 import dev.pgoutbox.core.consumer.WebhookSignature;
 import dev.pgoutbox.relay.Publisher;
@@ -15,6 +16,8 @@ import dev.pgoutbox.testing.TestSchema;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.time.Duration;
+import java.util.List;
+import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.LinkedBlockingQueue;
@@ -34,7 +37,8 @@ import org.springframework.test.context.DynamicPropertySource;
 
 /**
  * {@code pgoutbox.publisher.type=webhook} in a Boot application: every event POSTed, signed, to
- * {@code pgoutbox.publisher.webhook.url}, here a real HTTP server in the test.
+ * {@code pgoutbox.publisher.webhook.url}, here a real HTTP server in the test. Signed as Standard
+ * Webhooks, the default, checked with pgoutbox's verifier and the standard's own library.
  */
 @SpringBootTest(
     classes = WebhookPublisherBootIT.App.class,
@@ -46,7 +50,8 @@ import org.springframework.test.context.DynamicPropertySource;
 @DirtiesContext
 class WebhookPublisherBootIT {
 
-  static final String SECRET = "boot-it-secret";
+  /** A Standard Webhooks secret: whsec_ and the base64 of 32 bytes. */
+  static final String SECRET = "whsec_Ym9vdC1pdCBzZWNyZXQsIG9mIHRoaXJ0eS10d28gYnl0ZXM=";
 
   @RegisterExtension static final TestSchema db = TestSchema.empty();
 
@@ -94,7 +99,7 @@ class WebhookPublisherBootIT {
   @Autowired Publisher publisher;
 
   @Test
-  void commitPostsTheEventSignedAndRollbackPostsNothing() throws Exception {
+  void commitPostsTheEventSignedAsStandardWebhooksAndRollbackPostsNothing() throws Exception {
     assertThat(publisher).isInstanceOf(WebhookPublisher.class);
 
     assertThatThrownBy(() -> orders.place("w-rolled-back", true))
@@ -107,13 +112,24 @@ class WebhookPublisherBootIT {
     assertThat(request.headers().getFirst(WebhookEventIds.HEADER)).isEqualTo(committed.toString());
     assertThat(new String(request.body(), UTF_8))
         .isEqualToIgnoringWhitespace("{\"id\":\"w-committed\"}");
+    assertThat(request.headers().getFirst(StandardWebhooks.ID_HEADER))
+        .isEqualTo(committed.toString());
+    assertThat(request.headers().getFirst(StandardWebhooks.SIGNATURE_HEADER)).startsWith("v1,");
     assertThat(
-            WebhookSignature.verify(
-                SECRET.getBytes(UTF_8),
-                request.body(),
-                request.headers().getFirst(WebhookSignature.HEADER)))
-        .as("signed with pgoutbox.publisher.webhook.signing-secret")
+            StandardWebhooks.verifier(List.of(SECRET)).isValid(request.headers(), request.body()))
+        .as("signed as Standard Webhooks with pgoutbox.publisher.webhook.signing-secret")
         .isTrue();
+    // The standard's own Java library agrees.
+    new com.standardwebhooks.Webhook(SECRET)
+        .verify(
+            new String(request.body(), UTF_8),
+            Map.of(
+                "webhook-id", List.of(request.headers().getFirst("webhook-id")),
+                "webhook-timestamp", List.of(request.headers().getFirst("webhook-timestamp")),
+                "webhook-signature", List.of(request.headers().getFirst("webhook-signature"))));
+    assertThat(request.headers().containsKey(WebhookSignature.HEADER))
+        .as("the deprecated body-only signature, off unless legacy-signing-secret is set")
+        .isFalse();
 
     Eventually.await(
         "the committed event marked processed",

@@ -114,6 +114,24 @@ class FleetConsistencyIT {
   }
 
   @Test
+  void aForgedRegistrationWithAHeartbeatInTheFutureDoesNotBlockTheFleetForever() {
+    for (String heartbeat : new String[] {"'infinity'", "now() + interval '1 year'"}) {
+      db.execute(
+          "insert into outbox_relays (instance_id, relay_name, ordering, dead_letter_policy,"
+              + " heartbeat_at) values (gen_random_uuid(), 'forged', 'UNORDERED',"
+              + " 'HOLD_AGGREGATE', "
+              + heartbeat
+              + ")");
+      start("beside-forged", Ordering.STRICT, DeadLetterPolicy.HOLD_AGGREGATE);
+      assertThat(db.queryLong("select count(*) from outbox_relays where relay_name = 'forged'"))
+          .as("a registration whose heartbeat is %s", heartbeat)
+          .isZero();
+      stopAll();
+      started.clear();
+    }
+  }
+
+  @Test
   void aRegistrationCutOffBeforeItsCommitDoesNotBlockTheNextRelayForever() throws Exception {
     try (TcpProxy network = TcpProxy.toServerOf(db.jdbcUrl())) {
       PGSimpleDataSource throughNetwork = new PGSimpleDataSource();

@@ -118,8 +118,12 @@ public final class FleetRegistry {
                       DSL.val(("pgoutbox.fleet:" + schema).hashCode()),
                       DSL.val(0)))
               .fetch();
+          // Heartbeats come from this server's clock, so one later than the expiry ahead of it
+          // (infinity, a year ahead) was written by hand: it would never expire and would keep
+          // every relay with other settings from starting, for good.
           tx.deleteFrom(OUTBOX_RELAYS)
               .where(OUTBOX_RELAYS.HEARTBEAT_AT.lt(Sql.clockTimestampPlus(EXPIRES_AFTER.negated())))
+              .or(OUTBOX_RELAYS.HEARTBEAT_AT.gt(Sql.clockTimestampPlus(EXPIRES_AFTER)))
               .execute();
           OutboxRelaysRecord other =
               tx.selectFrom(OUTBOX_RELAYS)

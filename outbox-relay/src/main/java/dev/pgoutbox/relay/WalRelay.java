@@ -404,7 +404,7 @@ public final class WalRelay implements AutoCloseable {
     }
   }
 
-  private static String defaultName(String schema) {
+  static String defaultName(String schema) {
     return "pgoutbox_" + schema;
   }
 

@@ -389,7 +389,9 @@ public final class WalRelay implements AutoCloseable {
   }
 
   private void heartbeat() {
-    fleet.heartbeat(log, () -> stop(OutboxRelay.DEFAULT_STOP_TIMEOUT));
+    if (fleet.heartbeat(log, () -> stop(OutboxRelay.DEFAULT_STOP_TIMEOUT))) {
+      listener.onHeartbeat();
+    }
   }
 
   private void refreshStats() {

@@ -93,7 +93,7 @@ abstract class SelectionVerb extends AdminVerb {
     if (!json) {
       out.printf(
           "%s %d event%s (%s):%n",
-          dryRun ? "Would " + verb() : capitalized(verb()) + "ing",
+          dryRun ? "Would " + verb() : "Will " + verb(),
           events.size(),
           events.size() == 1 ? "" : "s",
           selector);

@@ -2,6 +2,7 @@ package dev.pgoutbox.relay;
 
 import static dev.pgoutbox.db.jooq.Tables.OUTBOX_DEAD_LETTERS;
 import static dev.pgoutbox.db.jooq.Tables.OUTBOX_EVENTS;
+import static dev.pgoutbox.db.jooq.Tables.OUTBOX_RELAYS;
 import static java.util.Objects.requireNonNull;
 import static org.jooq.impl.DSL.selectOne;
 
@@ -10,17 +11,26 @@ import dev.pgoutbox.core.internal.Retention;
 import dev.pgoutbox.core.internal.SearchPath;
 import dev.pgoutbox.db.OutboxSchema;
 import dev.pgoutbox.db.jooq.tables.OutboxEvents;
+import dev.pgoutbox.relay.internal.FleetRegistry;
 import dev.pgoutbox.relay.internal.Sql;
 import dev.pgoutbox.relay.internal.WalSlot;
 import java.time.Duration;
+import java.time.Instant;
 import java.time.OffsetDateTime;
+import java.time.ZoneOffset;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.LinkedHashSet;
 import java.util.List;
+import java.util.Optional;
 import java.util.UUID;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import javax.sql.DataSource;
 import org.jooq.Condition;
 import org.jooq.DSLContext;
+import org.jooq.Field;
+import org.jooq.JSONB;
 import org.jooq.Record;
 import org.jooq.Record1;
 import org.jooq.ResultQuery;
@@ -50,6 +60,24 @@ public final class OutboxAdmin {
 
   /** Largest page of {@link #deadLetters}. */
   public static final int MAX_PAGE = 1_000;
+
+  /**
+   * Largest selection {@link #retryable}, {@link #discardable}, {@link #retryEvents} and {@link
+   * #discardEvents} take: {@value}.
+   */
+  public static final int MAX_SELECTION = 100_000;
+
+  /** Most blocked-aggregate heads {@link #status} lists: {@value}. */
+  public static final int STATUS_BLOCKED_HEADS = 20;
+
+  /** {@link #status()}: the oldest pending event may be this old before the outbox is degraded. */
+  public static final Duration DEFAULT_STATUS_MAX_PENDING_AGE = Duration.ofMinutes(5);
+
+  /**
+   * {@link #status()}: a transaction may be open this long before the outbox is degraded (the relay
+   * logs a warning past the same age).
+   */
+  public static final Duration DEFAULT_STATUS_MAX_TRANSACTION_AGE = Duration.ofMinutes(10);
 
   /** Largest {@code batchSize} of {@link #purgeProcessed}: {@value}. The same as the inbox's. */
   public static final int MAX_PURGE_BATCH_SIZE = Retention.MAX_PURGE_BATCH_SIZE;
@@ -145,18 +173,7 @@ public final class OutboxAdmin {
   /** The statement behind {@link #blockedAggregates}, for the test of its plan. */
   ResultQuery<Record1<Integer>> blockedAggregatesQuery() {
     OutboxEvents e = OUTBOX_EVENTS.as("e");
-    OutboxEvents p = OUTBOX_EVENTS.as("p");
-    return dsl.selectCount()
-        .from(e)
-        .where(e.PROCESSED_AT.isNull())
-        .and(e.DEAD_AT.isNotNull().or(e.RETRY_AFTER.gt(DSL.currentOffsetDateTime())))
-        .andNotExists(
-            selectOne()
-                .from(p)
-                .where(p.PROCESSED_AT.isNull())
-                .and(p.AGGREGATE_TYPE.eq(e.AGGREGATE_TYPE))
-                .and(p.AGGREGATE_ID.eq(e.AGGREGATE_ID))
-                .and(p.POSITION.lt(e.POSITION)));
+    return dsl.selectCount().from(e).where(blockedHead(e));
   }
 
   /**
@@ -165,13 +182,11 @@ public final class OutboxAdmin {
    * {@code wal_status}; empty when no such slot exists in this database. Works from any process,
    * with or without a relay running.
    */
-  public java.util.Optional<WalSlotStats> walSlot(String slotName) {
+  public Optional<WalSlotStats> walSlot(String slotName) {
     requireNonNull(slotName, "slotName must not be null");
     return wrap(
         "read pg_replication_slots",
-        () ->
-            java.util.Optional.ofNullable(
-                dsl.connectionResult(c -> WalSlot.read(c, schema, slotName))));
+        () -> Optional.ofNullable(dsl.connectionResult(c -> WalSlot.read(c, schema, slotName))));
   }
 
   /**
@@ -454,6 +469,531 @@ public final class OutboxAdmin {
         LOG,
         "pgoutbox-admin[" + schema + "]",
         "processed events");
+  }
+
+  /**
+   * A page of dead letters, filtered and ordered as {@code query} says, payloads left out (read one
+   * with {@link #event(UUID, boolean)}).
+   */
+  public List<StoredEvent> deadLetters(DeadLetterQuery query) {
+    requireNonNull(query, "query must not be null");
+    var d = OUTBOX_DEAD_LETTERS;
+    Condition where = DSL.trueCondition();
+    if (query.eventType() != null) {
+      where = where.and(d.EVENT_TYPE.eq(query.eventType()));
+    }
+    if (query.aggregateType() != null) {
+      where =
+          where
+              .and(d.AGGREGATE_TYPE.eq(query.aggregateType()))
+              .and(d.AGGREGATE_ID.eq(query.aggregateId()));
+    }
+    if (query.since() != null) {
+      where = where.and(d.DEAD_AT.ge(query.since().atOffset(ZoneOffset.UTC)));
+    }
+    if (query.errorContains() != null) {
+      where = where.and(d.LAST_ERROR.containsIgnoreCase(query.errorContains()));
+    }
+    if (query.after() > 0) {
+      where =
+          where.and(
+              query.newestFirst() ? d.POSITION.lt(query.after()) : d.POSITION.gt(query.after()));
+    }
+    Condition filter = where;
+    return wrap(
+        "list dead letters",
+        () ->
+            dsl.select(
+                    d.ID,
+                    d.POSITION,
+                    d.AGGREGATE_TYPE,
+                    d.AGGREGATE_ID,
+                    d.EVENT_TYPE,
+                    d.HEADERS,
+                    d.ATTEMPTS,
+                    d.LAST_ERROR,
+                    d.CREATED_AT,
+                    d.DEAD_AT)
+                .from(d)
+                .where(filter)
+                .orderBy(query.newestFirst() ? d.POSITION.desc() : d.POSITION.asc())
+                .limit(query.limit())
+                .fetch(
+                    r ->
+                        new StoredEvent(
+                            r.value1(),
+                            r.value2(),
+                            r.value3(),
+                            r.value4(),
+                            r.value5(),
+                            r.value6() == null ? "{}" : r.value6().data(),
+                            null,
+                            r.value7(),
+                            r.value8(),
+                            r.value9().toInstant(),
+                            null,
+                            r.value10().toInstant(),
+                            null,
+                            false)));
+  }
+
+  /**
+   * One event, in whatever state: its headers, attempts, last error and times; its payload only
+   * when {@code withPayload}. Empty if no event has this id (never written, discarded, or purged).
+   */
+  public Optional<StoredEvent> event(UUID eventId, boolean withPayload) {
+    requireNonNull(eventId, "eventId must not be null");
+    return wrap(
+        "read event " + eventId,
+        () ->
+            Optional.ofNullable(
+                    dsl.select(storedEventFields(withPayload))
+                        .from(OUTBOX_EVENTS)
+                        .where(OUTBOX_EVENTS.ID.eq(eventId))
+                        .fetchOne())
+                .map(r -> storedEvent(r, withPayload)));
+  }
+
+  /**
+   * The events {@link #retryEvents} would reset among those {@code selector} names: unpublished
+   * ones that are dead or backing off, in position order, at most {@code limit}, payloads left out.
+   * A merely pending event is never touched by a retry.
+   *
+   * @param limit 1 to {@value #MAX_SELECTION}
+   */
+  public List<StoredEvent> retryable(EventSelector selector, int limit) {
+    return select("list the events to retry", selected(selector).and(retryableCondition()), limit);
+  }
+
+  /**
+   * The dead letters {@link #discardEvents} would delete among those {@code selector} names, in
+   * position order, at most {@code limit}, payloads left out.
+   *
+   * @param limit 1 to {@value #MAX_SELECTION}
+   */
+  public List<StoredEvent> discardable(EventSelector selector, int limit) {
+    return select(
+        "list the dead letters to discard", selected(selector).and(discardableCondition()), limit);
+  }
+
+  /**
+   * Retries exactly these events, those of them still dead or backing off (as {@link #retryable}
+   * listed them; an event published or reset meanwhile is left alone), in one transaction. See
+   * {@link #retry(UUID)} for what a retry promises.
+   *
+   * @return how many were reset
+   */
+  public int retryEvents(Collection<UUID> eventIds) {
+    requireNonNull(eventIds, "eventIds must not be null");
+    requireSelectionSize(eventIds.size());
+    if (eventIds.isEmpty()) {
+      return 0;
+    }
+    int updated =
+        write(
+            "retry " + eventIds.size() + " events",
+            tx ->
+                tx.update(OUTBOX_EVENTS)
+                    .set(OUTBOX_EVENTS.ATTEMPTS, 0)
+                    .set(OUTBOX_EVENTS.RETRY_AFTER, (OffsetDateTime) null)
+                    .set(OUTBOX_EVENTS.DEAD_AT, (OffsetDateTime) null)
+                    .where(OUTBOX_EVENTS.ID.in(eventIds))
+                    .and(retryableCondition())
+                    .execute());
+    LOG.info(
+        "pgoutbox-admin[{}] - Retried {} of {} selected events", schema, updated, eventIds.size());
+    return updated;
+  }
+
+  /**
+   * Deletes exactly these dead letters, those of them still dead and unpublished (as {@link
+   * #discardable} listed them), in one transaction. See {@link #discard(UUID)}.
+   *
+   * @return how many were deleted
+   */
+  public int discardEvents(Collection<UUID> eventIds) {
+    requireNonNull(eventIds, "eventIds must not be null");
+    requireSelectionSize(eventIds.size());
+    if (eventIds.isEmpty()) {
+      return 0;
+    }
+    int deleted =
+        write(
+            "discard " + eventIds.size() + " dead letters",
+            tx ->
+                tx.deleteFrom(OUTBOX_EVENTS)
+                    .where(OUTBOX_EVENTS.ID.in(eventIds))
+                    .and(discardableCondition())
+                    .execute());
+    LOG.info(
+        "pgoutbox-admin[{}] - Discarded {} of {} selected dead letters",
+        schema,
+        deleted,
+        eventIds.size());
+    return deleted;
+  }
+
+  /**
+   * The event at the head of each blocked aggregate (the aggregates {@link #blockedAggregates}
+   * counts: its oldest unprocessed event is dead or backing off), oldest first, at most {@code
+   * limit}, payloads left out. {@link StoredEvent#state()} says why it waits.
+   *
+   * @param limit 1 to {@value #MAX_PAGE}
+   */
+  public List<StoredEvent> blockedAggregateHeads(int limit) {
+    if (limit < 1 || limit > MAX_PAGE) {
+      throw new IllegalArgumentException(
+          "limit must be between 1 and " + MAX_PAGE + ", was " + limit);
+    }
+    OutboxEvents e = OUTBOX_EVENTS.as("e");
+    return wrap(
+        "list the blocked aggregates",
+        () ->
+            dsl.select(storedEventFields(e, false))
+                .from(e)
+                .where(blockedHead(e))
+                .orderBy(e.POSITION)
+                .limit(limit)
+                .fetch(r -> storedEvent(r, false)));
+  }
+
+  /**
+   * The relay instances registered on this outbox ({@code outbox_relays}), live or not, oldest
+   * first. An instance whose heartbeat is older than 30 s is not {@link RelayInstance#alive()}: it
+   * crashed or lost the database (one that stops cleanly deletes its row).
+   */
+  public List<RelayInstance> relays() {
+    var r = OUTBOX_RELAYS;
+    Field<Long> age = DSL.field(Sql.ageMillis("{0}"), Long.class, r.HEARTBEAT_AT);
+    return wrap(
+        "read the relay registry",
+        () ->
+            dsl.select(
+                    r.INSTANCE_ID,
+                    r.RELAY_NAME,
+                    r.SOURCE,
+                    r.ORDERING,
+                    r.DEAD_LETTER_POLICY,
+                    r.STARTED_AT,
+                    r.HEARTBEAT_AT,
+                    age)
+                .from(r)
+                .orderBy(r.STARTED_AT, r.INSTANCE_ID)
+                .fetch(
+                    row -> {
+                      Duration heartbeatAge = Duration.ofMillis(row.value8());
+                      return new RelayInstance(
+                          row.value1(),
+                          row.value2(),
+                          row.value3(),
+                          row.value4(),
+                          row.value5(),
+                          row.value6().toInstant(),
+                          row.value7().toInstant(),
+                          heartbeatAge,
+                          heartbeatAge.compareTo(FleetRegistry.EXPIRES_AFTER) <= 0);
+                    }));
+  }
+
+  /**
+   * {@link #status(Duration, Duration)} with {@link #DEFAULT_STATUS_MAX_PENDING_AGE} and {@link
+   * #DEFAULT_STATUS_MAX_TRANSACTION_AGE}.
+   */
+  public OutboxStatus status() {
+    return status(DEFAULT_STATUS_MAX_PENDING_AGE, DEFAULT_STATUS_MAX_TRANSACTION_AGE);
+  }
+
+  /**
+   * Everything an operator checks first, and the problems found. The outbox is degraded when: there
+   * are dead letters; no relay is alive, or a registered relay stopped beating (it crashed); the
+   * oldest pending event is older than {@code maxPendingAge}; a transaction has been open longer
+   * than {@code maxTransactionAge} (it holds back vacuum of the outbox); or a WAL relay's slot is
+   * lost or has no reader. Aggregates merely backing off are listed, not a problem: the relay tries
+   * them again by itself.
+   *
+   * @throws IllegalArgumentException if a threshold is not positive
+   */
+  public OutboxStatus status(Duration maxPendingAge, Duration maxTransactionAge) {
+    requirePositive(maxPendingAge, "maxPendingAge");
+    requirePositive(maxTransactionAge, "maxTransactionAge");
+    OutboxStats stats = stats();
+    List<RelayInstance> relays = relays();
+    LinkedHashSet<String> slotNames = new LinkedHashSet<>();
+    for (RelayInstance relay : relays) {
+      if (relay.walSlot() != null) {
+        slotNames.add(relay.walSlot());
+      }
+    }
+    slotNames.add(WalRelay.defaultName(schema));
+    List<WalSlotStats> slots = new ArrayList<>();
+    for (String slotName : slotNames) {
+      walSlot(slotName).ifPresent(slots::add);
+    }
+    List<StoredEvent> heads =
+        stats.blockedAggregates() == 0 ? List.of() : blockedAggregateHeads(STATUS_BLOCKED_HEADS);
+    List<String> problems = new ArrayList<>();
+    if (stats.deadLetters() > 0) {
+      problems.add(
+          stats.deadLetters()
+              + " dead letter(s): their aggregates may be held back; retry or discard them");
+    }
+    if (relays.stream().noneMatch(RelayInstance::alive)) {
+      problems.add(
+          "no relay is alive (none registered with a heartbeat in the last "
+              + FleetRegistry.EXPIRES_AFTER.toSeconds()
+              + " s): nothing publishes");
+    }
+    for (RelayInstance relay : relays) {
+      if (!relay.alive()) {
+        problems.add(
+            "relay '"
+                + relay.relayName()
+                + "' (instance "
+                + relay.instanceId()
+                + ") last beat "
+                + relay.heartbeatAge().toSeconds()
+                + " s ago: it crashed or lost the database");
+      }
+    }
+    if (stats.oldestPendingAge().compareTo(maxPendingAge) > 0) {
+      problems.add(
+          "the oldest pending event is "
+              + stats.oldestPendingAge().toSeconds()
+              + " s old, above "
+              + maxPendingAge.toSeconds()
+              + " s: the relays fall behind or are held back");
+    }
+    if (stats.oldestTransactionAge().compareTo(maxTransactionAge) > 0) {
+      problems.add(
+          "a transaction has been open for "
+              + stats.oldestTransactionAge().toSeconds()
+              + " s, above "
+              + maxTransactionAge.toSeconds()
+              + " s: it holds back vacuum of outbox_events");
+    }
+    for (WalSlotStats slot : slots) {
+      if (slot.lost()) {
+        problems.add(
+            "replication slot "
+                + slot.slotName()
+                + " is lost (wal_status=lost): the WAL relay cannot stream; see docs/wal-relay.md");
+      } else if (!slot.active()) {
+        problems.add(
+            "replication slot "
+                + slot.slotName()
+                + " has no reader: PostgreSQL keeps its WAL ("
+                + slot.lagBytes()
+                + " bytes behind)");
+      }
+    }
+    return new OutboxStatus(stats, relays, slots, heads, problems);
+  }
+
+  /**
+   * Checks that the outbox exists in this schema and that the role may do what an operator asks:
+   * read it (always), reset and delete events ({@code writes}). Answers from the catalogs, before
+   * any statement could fail half way.
+   *
+   * @throws OutboxException naming the missing schema, table or privilege and the role
+   */
+  public void checkAccess(boolean writes) {
+    wrap(
+        "check the role's access to the outbox",
+        () -> {
+          Record row =
+              dsl.resultQuery(
+                      "select current_user::text,"
+                          + " exists (select 1 from pg_catalog.pg_namespace where nspname = {0}),"
+                          + " exists (select 1 from pg_catalog.pg_class c join pg_catalog.pg_namespace n"
+                          + " on n.oid = c.relnamespace where n.nspname = {0} and c.relname = 'outbox_events')",
+                      DSL.val(schema))
+                  .fetchOne();
+          String role = row.get(0, String.class);
+          if (!row.get(1, Boolean.class)) {
+            throw new OutboxException(
+                "schema '" + schema + "' does not exist in this database: check the schema name");
+          }
+          if (!row.get(2, Boolean.class)) {
+            throw new OutboxException(
+                "schema '"
+                    + schema
+                    + "' holds no outbox (no table "
+                    + schema
+                    + ".outbox_events): check the schema name, or run OutboxSchema.migrate");
+          }
+          List<String> missing = new ArrayList<>();
+          String q = schema + ".";
+          requirePrivilege(
+              missing, "has_schema_privilege({0}, 'USAGE')", schema, "USAGE on schema " + schema);
+          if (missing.isEmpty()) {
+            requirePrivilege(
+                missing,
+                "has_table_privilege({0}, 'SELECT')",
+                q + "outbox_events",
+                "SELECT on " + q + "outbox_events");
+            requirePrivilege(
+                missing,
+                "has_table_privilege({0}, 'SELECT')",
+                q + "outbox_dead_letters",
+                "SELECT on " + q + "outbox_dead_letters");
+            requirePrivilege(
+                missing,
+                "has_table_privilege({0}, 'SELECT')",
+                q + "outbox_relays",
+                "SELECT on " + q + "outbox_relays");
+            if (writes) {
+              for (String column : List.of("attempts", "retry_after", "dead_at")) {
+                requirePrivilege(
+                    missing,
+                    "has_column_privilege({0}, '" + column + "', 'UPDATE')",
+                    q + "outbox_events",
+                    "UPDATE (" + column + ") on " + q + "outbox_events");
+              }
+              requirePrivilege(
+                  missing,
+                  "has_table_privilege({0}, 'DELETE')",
+                  q + "outbox_events",
+                  "DELETE on " + q + "outbox_events");
+            }
+          }
+          if (!missing.isEmpty()) {
+            throw new OutboxException(
+                "role '"
+                    + role
+                    + "' lacks "
+                    + String.join(", ", missing)
+                    + ": grant it the relay role's privileges (db/pgoutbox/roles/grants.sql,"
+                    + " OutboxRoles.grant)");
+          }
+          return null;
+        });
+  }
+
+  private void requirePrivilege(List<String> missing, String check, String object, String what) {
+    Boolean granted =
+        dsl.resultQuery("select pg_catalog." + check, DSL.val(object)).fetchOne(0, Boolean.class);
+    if (!Boolean.TRUE.equals(granted)) {
+      missing.add(what);
+    }
+  }
+
+  private List<StoredEvent> select(String what, Condition condition, int limit) {
+    if (limit < 1 || limit > MAX_SELECTION) {
+      throw new IllegalArgumentException(
+          "limit must be between 1 and " + MAX_SELECTION + ", was " + limit);
+    }
+    return wrap(
+        what,
+        () ->
+            dsl.select(storedEventFields(false))
+                .from(OUTBOX_EVENTS)
+                .where(condition)
+                .orderBy(OUTBOX_EVENTS.POSITION)
+                .limit(limit)
+                .fetch(r -> storedEvent(r, false)));
+  }
+
+  private static void requireSelectionSize(int size) {
+    if (size > MAX_SELECTION) {
+      throw new IllegalArgumentException(
+          "eventIds must hold at most " + MAX_SELECTION + " ids, was " + size);
+    }
+  }
+
+  private static void requirePositive(Duration value, String name) {
+    requireNonNull(value, name + " must not be null");
+    if (value.isNegative() || value.isZero()) {
+      throw new IllegalArgumentException(name + " must be positive, was " + value);
+    }
+  }
+
+  /** What a retry resets: an unpublished event that is dead or backing off. */
+  private static Condition retryableCondition() {
+    return OUTBOX_EVENTS
+        .PROCESSED_AT
+        .isNull()
+        .and(OUTBOX_EVENTS.DEAD_AT.isNotNull().or(OUTBOX_EVENTS.RETRY_AFTER.isNotNull()));
+  }
+
+  /** What a discard deletes: a dead letter (dead, unpublished). */
+  private static Condition discardableCondition() {
+    return OUTBOX_EVENTS.DEAD_AT.isNotNull().and(OUTBOX_EVENTS.PROCESSED_AT.isNull());
+  }
+
+  private static Condition selected(EventSelector selector) {
+    requireNonNull(selector, "selector must not be null");
+    if (selector.id() != null) {
+      return OUTBOX_EVENTS.ID.eq(selector.id());
+    }
+    if (selector.eventType() != null) {
+      return OUTBOX_EVENTS.EVENT_TYPE.eq(selector.eventType());
+    }
+    return OUTBOX_EVENTS
+        .AGGREGATE_TYPE
+        .eq(selector.aggregateType())
+        .and(OUTBOX_EVENTS.AGGREGATE_ID.eq(selector.aggregateId()));
+  }
+
+  /** The head of a blocked aggregate: {@link #blockedAggregates} counts these rows. */
+  private static Condition blockedHead(OutboxEvents e) {
+    OutboxEvents p = OUTBOX_EVENTS.as("p");
+    return e.PROCESSED_AT
+        .isNull()
+        .and(e.DEAD_AT.isNotNull().or(e.RETRY_AFTER.gt(DSL.currentOffsetDateTime())))
+        .andNotExists(
+            selectOne()
+                .from(p)
+                .where(p.PROCESSED_AT.isNull())
+                .and(p.AGGREGATE_TYPE.eq(e.AGGREGATE_TYPE))
+                .and(p.AGGREGATE_ID.eq(e.AGGREGATE_ID))
+                .and(p.POSITION.lt(e.POSITION)));
+  }
+
+  private static List<Field<?>> storedEventFields(boolean withPayload) {
+    return storedEventFields(OUTBOX_EVENTS, withPayload);
+  }
+
+  private static List<Field<?>> storedEventFields(OutboxEvents t, boolean withPayload) {
+    return List.of(
+        t.ID,
+        t.POSITION,
+        t.AGGREGATE_TYPE,
+        t.AGGREGATE_ID,
+        t.EVENT_TYPE,
+        t.HEADERS,
+        withPayload ? t.PAYLOAD : DSL.inline((JSONB) null).as(t.PAYLOAD.getName()),
+        t.ATTEMPTS,
+        t.LAST_ERROR,
+        t.CREATED_AT,
+        t.RETRY_AFTER,
+        t.DEAD_AT,
+        t.PROCESSED_AT,
+        t.PARKED);
+  }
+
+  private static StoredEvent storedEvent(Record r, boolean withPayload) {
+    JSONB headers = r.get(5, JSONB.class);
+    JSONB payload = withPayload ? r.get(6, JSONB.class) : null;
+    Boolean parked = r.get(13, Boolean.class);
+    return new StoredEvent(
+        r.get(0, UUID.class),
+        r.get(1, Long.class),
+        r.get(2, String.class),
+        r.get(3, String.class),
+        r.get(4, String.class),
+        headers == null ? "{}" : headers.data(),
+        payload == null ? null : payload.data(),
+        r.get(7, Integer.class),
+        r.get(8, String.class),
+        r.get(9, OffsetDateTime.class).toInstant(),
+        instant(r.get(10, OffsetDateTime.class)),
+        instant(r.get(11, OffsetDateTime.class)),
+        instant(r.get(12, OffsetDateTime.class)),
+        Boolean.TRUE.equals(parked));
+  }
+
+  private static @Nullable Instant instant(@Nullable OffsetDateTime time) {
+    return time == null ? null : time.toInstant();
   }
 
   /** The schema that holds the outbox. */

@@ -359,7 +359,9 @@ public final class OutboxRelay implements AutoCloseable {
   }
 
   private void heartbeat() {
-    fleet.heartbeat(log, () -> stop(DEFAULT_STOP_TIMEOUT));
+    if (fleet.heartbeat(log, () -> stop(DEFAULT_STOP_TIMEOUT))) {
+      listener.onHeartbeat();
+    }
   }
 
   private void refreshStats() {
@@ -462,6 +464,11 @@ public final class OutboxRelay implements AutoCloseable {
     @Override
     public void onWalSlot(WalSlotStats slot) {
       guard(() -> delegate.onWalSlot(slot));
+    }
+
+    @Override
+    public void onHeartbeat() {
+      guard(delegate::onHeartbeat);
     }
 
     private void guard(Runnable call) {

@@ -53,6 +53,13 @@ public interface RelayListener {
   /** A {@link WalRelay}'s slot, read every {@code metricsRefreshInterval} (lag in bytes). */
   default void onWalSlot(WalSlotStats slot) {}
 
+  /**
+   * The relay refreshed its row in the relay registry ({@code outbox_relays}), every 5 s while it
+   * runs and reaches the database. Other relays and {@link OutboxAdmin#relays()} count it alive
+   * until 30 s after the last one.
+   */
+  default void onHeartbeat() {}
+
   /** A listener that calls each of {@code listeners} in turn. */
   static RelayListener composite(List<RelayListener> listeners) {
     List<RelayListener> all = List.copyOf(listeners);
@@ -95,6 +102,11 @@ public interface RelayListener {
       @Override
       public void onWalSlot(WalSlotStats slot) {
         all.forEach(l -> l.onWalSlot(slot));
+      }
+
+      @Override
+      public void onHeartbeat() {
+        all.forEach(RelayListener::onHeartbeat);
       }
     };
   }

@@ -389,7 +389,9 @@ public final class WalRelay implements AutoCloseable {
   }
 
   private void heartbeat() {
-    fleet.heartbeat(log, () -> stop(OutboxRelay.DEFAULT_STOP_TIMEOUT));
+    if (fleet.heartbeat(log, () -> stop(OutboxRelay.DEFAULT_STOP_TIMEOUT))) {
+      listener.onHeartbeat();
+    }
   }
 
   private void refreshStats() {
@@ -404,7 +406,7 @@ public final class WalRelay implements AutoCloseable {
     }
   }
 
-  private static String defaultName(String schema) {
+  static String defaultName(String schema) {
     return "pgoutbox_" + schema;
   }
 

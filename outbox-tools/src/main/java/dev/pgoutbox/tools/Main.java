@@ -1,5 +1,6 @@
 package dev.pgoutbox.tools;
 
+import dev.pgoutbox.tools.admin.AdminCommand;
 import dev.pgoutbox.tools.bench.BenchCommand;
 import dev.pgoutbox.tools.chaos.ChaosCommand;
 import picocli.CommandLine;
@@ -9,18 +10,20 @@ import picocli.CommandLine.Spec;
 
 /**
  * {@code java -jar pgoutbox-tools.jar <command>}: the benchmark harness ({@code bench}), a
- * standalone relay process ({@code relay}) and the fault-injection run ({@code chaos}). They use
- * pgoutbox's public API only.
+ * standalone relay process ({@code relay}), the fault-injection run ({@code chaos}) and the on-call
+ * command line ({@code admin}). They use pgoutbox's public API only.
  */
 @Command(
     name = "pgoutbox-tools",
     mixinStandardHelpOptions = true,
     versionProvider = Main.Version.class,
-    description = "pgoutbox's operator tools: benchmarks, a standalone relay, the chaos run.",
+    description =
+        "pgoutbox's operator tools: benchmarks, a standalone relay, the chaos run, the admin.",
     subcommands = {
       BenchCommand.class,
       RelayCommand.class,
       ChaosCommand.class,
+      AdminCommand.class,
       CommandLine.HelpCommand.class
     })
 public final class Main implements Runnable {

@@ -32,7 +32,21 @@ class MainTest {
         .contains("pgoutbox-tools")
         .contains("bench")
         .contains("relay")
-        .contains("chaos");
+        .contains("chaos")
+        .contains("admin");
+  }
+
+  @Test
+  void adminHelpNamesItsVerbsAndExitCodes() {
+    assertThat(run("admin", "--help")).isZero();
+    assertThat(out.toString())
+        .contains("status")
+        .contains("dead-letters")
+        .contains("show")
+        .contains("retry")
+        .contains("discard")
+        .contains("PGOUTBOX_JDBC_URL")
+        .contains("unreachable");
   }
 
   /**

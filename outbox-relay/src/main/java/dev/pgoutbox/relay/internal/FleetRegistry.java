@@ -158,8 +158,10 @@ public final class FleetRegistry {
    * relay stalled past the expiry). If a relay with other settings or another source registered
    * meanwhile, both would publish, so this logs an ERROR naming it and runs {@code stop} on a
    * thread of its own; any other failure (the database unreachable) waits for the next beat.
+   *
+   * @return whether the row was refreshed (or registered again)
    */
-  public void heartbeat(RelayLog log, Runnable stop) {
+  public boolean heartbeat(RelayLog log, Runnable stop) {
     try {
       // Each write commits in a transaction of its own: the host's pool may hand out connections
       // with auto-commit off, and an uncommitted beat is rolled back when the connection returns.
@@ -175,11 +177,14 @@ public final class FleetRegistry {
       if (updated == 0) {
         register();
       }
+      return true;
     } catch (OutboxException e) {
       log.error("{}; stopping", e.getMessage());
       Thread.ofVirtual().start(stop);
+      return false;
     } catch (RuntimeException e) {
       log.debug("Heartbeat failed: {}", e.toString());
+      return false;
     }
   }
 

@@ -11,6 +11,7 @@ import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
+import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.concurrent.ConcurrentHashMap;
@@ -32,14 +33,20 @@ import org.jspecify.annotations.Nullable;
  *       earlier event of their aggregate failed in the same batch (should stay 0);
  *   <li>{@code outbox_record_shortfall_total}: outcomes the relay could not record because the row
  *       was changed behind its back (should stay 0);
- *   <li>{@code outbox_batch_duration_seconds}: claim-to-commit time of each batch;
- *   <li>{@code outbox_publish_lag_seconds}: from an event's {@code created_at} to its publish;
+ *   <li>{@code outbox_batch_duration_seconds}: claim-to-commit time of each batch, with buckets
+ *       ({@code _bucket{le}}, 5 ms to 60 s) for quantiles in PromQL;
+ *   <li>{@code outbox_publish_lag_seconds}: from an event's {@code created_at} to its publish, with
+ *       buckets (10 ms to 1 h);
+ *   <li>{@code outbox_relay_heartbeat_age_seconds}: time since this relay last refreshed its row in
+ *       the relay registry (every 5 s while it reaches the database; past 30 s other relays and the
+ *       admin count it dead);
  *   <li>{@code outbox_events_pending}, {@code outbox_dead_letters}, {@code
  *       outbox_blocked_aggregates}, {@code outbox_oldest_pending_age_seconds}: read from the
  *       database every {@code metricsRefreshInterval} (10 s by default), not on each scrape;
  *   <li>{@code outbox_wal_slot_lag_bytes} and {@code outbox_wal_slot_lag_seconds}: a {@code
  *       WalRelay}'s slot lag in WAL bytes and in time ({@link WalSlotStats#lagTime()}), read
- *       likewise;
+ *       likewise, with {@code outbox_wal_slot_active} (1 while a reader streams the slot) and
+ *       {@code outbox_wal_slot_lost} (1 once PostgreSQL invalidated it, {@code wal_status = lost});
  *   <li>the table's health, read with them: {@code outbox_oldest_transaction_age_seconds} (the
  *       oldest open transaction in the database, which holds back vacuum), {@code
  *       outbox_table_dead_tuples}, {@code outbox_table_dead_tuple_ratio}, {@code
@@ -55,6 +62,35 @@ import org.jspecify.annotations.Nullable;
  * Thread-safe.
  */
 public final class MicrometerRelayMetrics implements RelayListener {
+
+  /** The buckets of {@code outbox_batch_duration_seconds}: 5 ms to 60 s. */
+  private static final Duration[] BATCH_DURATION_BUCKETS = {
+    Duration.ofMillis(5),
+    Duration.ofMillis(25),
+    Duration.ofMillis(100),
+    Duration.ofMillis(250),
+    Duration.ofMillis(500),
+    Duration.ofSeconds(1),
+    Duration.ofMillis(2500),
+    Duration.ofSeconds(5),
+    Duration.ofSeconds(10),
+    Duration.ofSeconds(30),
+    Duration.ofSeconds(60)
+  };
+
+  /** The buckets of {@code outbox_publish_lag_seconds}: 10 ms to 1 h. */
+  private static final Duration[] PUBLISH_LAG_BUCKETS = {
+    Duration.ofMillis(10),
+    Duration.ofMillis(100),
+    Duration.ofMillis(500),
+    Duration.ofSeconds(1),
+    Duration.ofSeconds(5),
+    Duration.ofSeconds(30),
+    Duration.ofMinutes(1),
+    Duration.ofMinutes(5),
+    Duration.ofMinutes(15),
+    Duration.ofHours(1)
+  };
 
   private final MeterRegistry registry;
   private final String relay;
@@ -72,11 +108,22 @@ public final class MicrometerRelayMetrics implements RelayListener {
   private final AtomicLong walSlotLagMillis = new AtomicLong();
   private final AtomicLong oldestPendingAgeMillis = new AtomicLong();
   private final AtomicLong oldestTransactionAgeMillis = new AtomicLong();
+  private final AtomicLong walSlotActive = new AtomicLong();
+  private final AtomicLong walSlotLost = new AtomicLong();
+  private final Clock clock;
+  private final AtomicReference<Instant> lastHeartbeat;
   private final AtomicReference<OutboxTableStats> table =
       new AtomicReference<>(OutboxTableStats.EMPTY);
 
   /** Registers the relay's meters in {@code registry}, tagged {@code relay=relayName}. */
   public MicrometerRelayMetrics(MeterRegistry registry, String relayName) {
+    this(registry, relayName, Clock.systemUTC());
+  }
+
+  /** As {@link #MicrometerRelayMetrics(MeterRegistry, String)}, ages read on {@code clock}. */
+  MicrometerRelayMetrics(MeterRegistry registry, String relayName, Clock clock) {
+    this.clock = requireNonNull(clock, "clock must not be null");
+    this.lastHeartbeat = new AtomicReference<>(clock.instant());
     this.registry = requireNonNull(registry, "registry must not be null");
     this.relay = requireNonNull(relayName, "relayName must not be null");
     this.published =
@@ -99,13 +146,33 @@ public final class MicrometerRelayMetrics implements RelayListener {
     this.batchDuration =
         Timer.builder("outbox.batch.duration")
             .description("Claim to commit time of one relay batch")
+            .serviceLevelObjectives(BATCH_DURATION_BUCKETS)
             .tag("relay", relay)
             .register(registry);
     this.publishLag =
         Timer.builder("outbox.publish.lag")
             .description("From an event's created_at to its publish")
+            .serviceLevelObjectives(PUBLISH_LAG_BUCKETS)
             .tag("relay", relay)
             .register(registry);
+    Gauge.builder(
+            "outbox.relay.heartbeat.age",
+            lastHeartbeat,
+            t -> Math.max(0, Duration.between(t.get(), this.clock.instant()).toMillis()) / 1000.0)
+        .description(
+            "Time since this relay last refreshed its row in the relay registry; past 30 s it"
+                + " counts as dead")
+        .baseUnit("seconds")
+        .tag("relay", relay)
+        .register(registry);
+    Gauge.builder("outbox.wal.slot.active", walSlotActive, AtomicLong::doubleValue)
+        .description("1 while a reader streams the WAL relay's slot, else 0")
+        .tag("relay", relay)
+        .register(registry);
+    Gauge.builder("outbox.wal.slot.lost", walSlotLost, AtomicLong::doubleValue)
+        .description("1 once PostgreSQL invalidated the WAL relay's slot (wal_status = lost)")
+        .tag("relay", relay)
+        .register(registry);
     Gauge.builder("outbox.events.pending", pending, AtomicLong::doubleValue)
         .description("Unprocessed events that are not dead")
         .tag("relay", relay)
@@ -191,6 +258,11 @@ public final class MicrometerRelayMetrics implements RelayListener {
   }
 
   @Override
+  public void onHeartbeat() {
+    lastHeartbeat.set(clock.instant());
+  }
+
+  @Override
   public void onBatch(BatchReport report) {
     batchDuration.record(report.duration());
   }
@@ -250,6 +322,8 @@ public final class MicrometerRelayMetrics implements RelayListener {
 
   @Override
   public void onWalSlot(WalSlotStats slot) {
+    walSlotActive.set(slot.active() ? 1 : 0);
+    walSlotLost.set(slot.lost() ? 1 : 0);
     walSlotLagBytes.set(slot.lagBytes());
     walSlotLagMillis.set(slot.lagTime().toMillis());
   }

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.within;
 
 import dev.pgoutbox.relay.OutboxStats;
 import dev.pgoutbox.relay.OutboxTableStats;
+import dev.pgoutbox.relay.WalSlotStats;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.time.Duration;
 import java.time.Instant;
@@ -46,5 +47,73 @@ class MicrometerRelayMetricsTest {
 
     assertThat(gauge("outbox.oldest.transaction.age")).isZero();
     assertThat(gauge("outbox.table.dead.tuple.ratio")).isZero();
+  }
+
+  @Test
+  void heartbeatAgeGrowsUntilTheNextBeat() {
+    MutableClock clock = new MutableClock(Instant.parse("2025-06-01T03:00:00Z"));
+    SimpleMeterRegistry own = new SimpleMeterRegistry();
+    MicrometerRelayMetrics beating = new MicrometerRelayMetrics(own, "orders", clock);
+    var age = own.get("outbox.relay.heartbeat.age").tag("relay", "orders").gauge();
+    assertThat(age.value()).isZero();
+
+    clock.now = clock.now.plusSeconds(40);
+    assertThat(age.value()).isEqualTo(40.0);
+
+    beating.onHeartbeat();
+    assertThat(age.value()).isZero();
+    clock.now = clock.now.plusMillis(1_500);
+    assertThat(age.value()).isEqualTo(1.5);
+  }
+
+  @Test
+  void slotGaugesSayWhetherTheSlotStreamsAndWhetherItWasLost() {
+    assertThat(gauge("outbox.wal.slot.active")).isZero();
+    assertThat(gauge("outbox.wal.slot.lost")).isZero();
+
+    metrics.onWalSlot(new WalSlotStats("pgoutbox_orders", true, 10, Duration.ZERO, "reserved"));
+    assertThat(gauge("outbox.wal.slot.active")).isEqualTo(1.0);
+    assertThat(gauge("outbox.wal.slot.lost")).isZero();
+
+    metrics.onWalSlot(new WalSlotStats("pgoutbox_orders", false, 10, Duration.ZERO, "lost"));
+    assertThat(gauge("outbox.wal.slot.active")).isZero();
+    assertThat(gauge("outbox.wal.slot.lost")).isEqualTo(1.0);
+  }
+
+  @Test
+  void batchDurationHasABucketAtFiveSecondsForTheP95Alert() {
+    metrics.onBatch(
+        new dev.pgoutbox.relay.RelayListener.BatchReport(1, 1, 0, 0, 0, Duration.ofSeconds(6)));
+    var histogram =
+        registry.get("outbox.batch.duration").tag("relay", "orders").timer().takeSnapshot();
+    assertThat(histogram.histogramCounts())
+        .anySatisfy(
+            bucket -> {
+              assertThat(bucket.bucket(java.util.concurrent.TimeUnit.SECONDS)).isEqualTo(5.0);
+              assertThat(bucket.count()).isZero();
+            });
+  }
+
+  private static final class MutableClock extends java.time.Clock {
+    Instant now;
+
+    MutableClock(Instant now) {
+      this.now = now;
+    }
+
+    @Override
+    public java.time.ZoneId getZone() {
+      return java.time.ZoneOffset.UTC;
+    }
+
+    @Override
+    public java.time.Clock withZone(java.time.ZoneId zone) {
+      return this;
+    }
+
+    @Override
+    public Instant instant() {
+      return now;
+    }
   }
 }

@@ -26,6 +26,7 @@ public final class WalSlot {
   private final String publicationName;
   private final RelayLog log;
   private final Duration creationTimeout;
+  private volatile boolean pg15 = true;
 
   /**
    * The slot {@code slotName} and publication {@code publicationName} of the outbox in schema;
@@ -173,6 +174,10 @@ public final class WalSlot {
         ResultSet rs = s.executeQuery(WalStatements.WAL_LEVEL)) {
       rs.next();
       String level = rs.getString(1);
+      try (ResultSet version = s.executeQuery(WalStatements.SERVER_VERSION_NUM)) {
+        version.next();
+        pg15 = version.getInt(1) >= 150000;
+      }
       if (!"logical".equals(level)) {
         throw new OutboxException(
             "pgoutbox-relay["
@@ -217,22 +222,100 @@ public final class WalSlot {
             e);
       }
     }
-    if (!exists(
-        connection,
-        WalStatements.PUBLICATION_HAS_TABLE,
-        publicationName,
-        schema,
-        "outbox_events")) {
+    PublicationState state = publicationState(connection);
+    if (state == null) {
       throw new OutboxException(
           "publication "
               + publicationName
-              + " does not include "
-              + schema
-              + ".outbox_events: run ALTER PUBLICATION "
-              + publicationName
-              + " ADD TABLE "
-              + schema
-              + ".outbox_events, or give the WAL relay another publicationName");
+              + " vanished while the WAL relay started: run "
+              + createSql);
+    }
+    if (state.problem() != null) {
+      throw new OutboxException(
+          "pgoutbox-relay["
+              + log.relayName()
+              + "] - "
+              + state.problem()
+              + "; the WAL relay would never see the events it leaves out, so it does not start");
+    }
+  }
+
+  /**
+   * What the publication streams of the outbox table: its fingerprint, and what is wrong with it
+   * (null when it streams every insert whole). Null when the publication does not exist.
+   */
+  record PublicationState(String fingerprint, @Nullable String problem) {}
+
+  /** {@link PublicationState} of the publication, read now through the pool. */
+  @Nullable PublicationState publicationState() throws SQLException {
+    try (Connection connection = dataSource.getConnection()) {
+      return publicationState(connection);
+    }
+  }
+
+  private @Nullable PublicationState publicationState(Connection connection) throws SQLException {
+    try (PreparedStatement ps =
+        connection.prepareStatement(WalStatements.publicationState(schema, pg15))) {
+      ps.setString(1, publicationName);
+      ps.setString(2, publicationName);
+      try (ResultSet rs = ps.executeQuery()) {
+        if (!rs.next()) {
+          return null;
+        }
+        String table = schema + ".outbox_events";
+        String readd =
+            "ALTER PUBLICATION "
+                + publicationName
+                + " DROP TABLE "
+                + table
+                + "; ALTER PUBLICATION "
+                + publicationName
+                + " ADD TABLE "
+                + table;
+        String problem = null;
+        if (!rs.getBoolean(2)) {
+          problem =
+              "publication "
+                  + publicationName
+                  + " does not include "
+                  + table
+                  + ": run ALTER PUBLICATION "
+                  + publicationName
+                  + " ADD TABLE "
+                  + table
+                  + ", or give the WAL relay another publicationName";
+        } else if (!rs.getBoolean(1)) {
+          problem =
+              "publication "
+                  + publicationName
+                  + " does not publish inserts: run ALTER PUBLICATION "
+                  + publicationName
+                  + " SET (publish = 'insert')";
+        } else if (rs.getString(3) != null) {
+          problem =
+              "publication "
+                  + publicationName
+                  + " filters the rows of "
+                  + table
+                  + " (WHERE "
+                  + rs.getString(3)
+                  + "): run "
+                  + readd
+                  + " (without a WHERE clause)";
+        } else if (!rs.getString(4).isEmpty()) {
+          problem =
+              "publication "
+                  + publicationName
+                  + " leaves columns of "
+                  + table
+                  + " out ("
+                  + rs.getString(4)
+                  + "): run "
+                  + readd
+                  + " (without a column list)";
+        }
+        return new PublicationState(rs.getString(5), problem);
+      }
     }
   }
 
@@ -359,6 +442,44 @@ public final class WalSlot {
           e.getMessage(),
           slotName);
     }
+  }
+
+  /**
+   * Drops the slot, ending the WAL sender that streams it first (a reader of another instance that
+   * attached meanwhile), trying until {@code within} has passed.
+   *
+   * @return null when the slot is gone, else why it could not be dropped
+   */
+  @Nullable String dropStreamedOrNot(Duration within) {
+    long deadline = System.nanoTime() + within.toNanos();
+    String why = "not tried";
+    do {
+      try (Connection connection = dataSource.getConnection()) {
+        connection.setAutoCommit(true);
+        try (PreparedStatement terminate =
+            connection.prepareStatement(WalStatements.TERMINATE_SLOT_READER)) {
+          terminate.setString(1, slotName);
+          terminate.execute();
+        }
+        try (PreparedStatement drop = connection.prepareStatement(WalStatements.DROP_SLOT)) {
+          drop.setString(1, slotName);
+          drop.execute();
+          return null;
+        }
+      } catch (SQLException e) {
+        if ("42704".equals(e.getSQLState())) {
+          return null; // Already gone.
+        }
+        why = e.getMessage();
+      }
+      try {
+        Thread.sleep(100); // A terminated WAL sender takes a moment to release the slot.
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        return why + " (interrupted)";
+      }
+    } while (System.nanoTime() - deadline < 0);
+    return why;
   }
 
   private static boolean exists(Connection connection, String sql, String... binds)

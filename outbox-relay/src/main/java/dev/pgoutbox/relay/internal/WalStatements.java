@@ -86,8 +86,26 @@ final class WalStatements {
   static final String SLOT_READER_PID =
       "SELECT active_pid FROM pg_replication_slots WHERE slot_name = ?";
 
-  /** Binds 1 and 2: the slot name and the plugin. */
-  static final String CREATE_SLOT = "SELECT pg_create_logical_replication_slot(?, 'pgoutput')";
+  /** A temporary slot, gone with its session; bind 1: its name. */
+  static final String CREATE_STAGING_SLOT =
+      "SELECT pg_catalog.pg_create_logical_replication_slot(?, 'pgoutput', true)";
+
+  /**
+   * The slot, made from the staging slot once the backlog is parked: same plugin and consistent
+   * point, not temporary; binds 1 and 2: the staging slot and the slot.
+   */
+  static final String COPY_SLOT = "SELECT pg_catalog.pg_copy_logical_replication_slot(?, ?, false)";
+
+  /**
+   * The creation lock, held (in a transaction that writes nothing) while an instance creates the
+   * slot and parks the backlog; binds 1 and 2: the lock and idle timeouts in ms, 3: the slot name.
+   * A transaction-level lock: it cannot outlive the transaction on a pooled connection.
+   */
+  static final String CREATION_LOCK =
+      "SELECT pg_catalog.set_config('lock_timeout', ?, true),"
+          + " pg_catalog.set_config('idle_in_transaction_session_timeout', ?, true),"
+          + " pg_catalog.pg_advisory_xact_lock("
+          + "pg_catalog.hashtext('pgoutbox.wal-create:' || ?::pg_catalog.text), 3)";
 
   /**
    * The transactions with an id still open, across the server (a new logical slot waits for each of

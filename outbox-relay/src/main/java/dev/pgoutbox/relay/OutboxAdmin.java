@@ -361,11 +361,13 @@ public final class OutboxAdmin {
    *       until it commits), but late; consumers see it out of order.
    * </ul>
    *
-   * @return whether such an event existed
+   * @return whether such an event existed; false, changing nothing, for an event that is merely
+   *     pending (neither dead nor backing off: its attempts stay as they are) or already processed
    */
   public boolean retry(UUID eventId) {
     requireNonNull(eventId, "eventId must not be null");
-    int updated = resetWhere(OUTBOX_EVENTS.ID.eq(eventId), "retry event " + eventId);
+    int updated =
+        resetWhere(OUTBOX_EVENTS.ID.eq(eventId).and(retryable()), "retry event " + eventId);
     if (updated > 0) {
       LOG.info("pgoutbox-admin[{}] - Retrying event {}", schema, eventId);
     }
@@ -381,7 +383,7 @@ public final class OutboxAdmin {
             .AGGREGATE_TYPE
             .eq(aggregateType)
             .and(OUTBOX_EVENTS.AGGREGATE_ID.eq(aggregateId))
-            .and(OUTBOX_EVENTS.DEAD_AT.isNotNull().or(OUTBOX_EVENTS.RETRY_AFTER.isNotNull())),
+            .and(retryable()),
         "retry aggregate " + aggregateType + "/" + aggregateId);
   }
 
@@ -389,11 +391,7 @@ public final class OutboxAdmin {
   public int retryEventType(String eventType) {
     requireNonNull(eventType, "eventType must not be null");
     return resetWhere(
-        OUTBOX_EVENTS
-            .EVENT_TYPE
-            .eq(eventType)
-            .and(OUTBOX_EVENTS.DEAD_AT.isNotNull().or(OUTBOX_EVENTS.RETRY_AFTER.isNotNull())),
-        "retry event type " + eventType);
+        OUTBOX_EVENTS.EVENT_TYPE.eq(eventType).and(retryable()), "retry event type " + eventType);
   }
 
   /**
@@ -1004,6 +1002,11 @@ public final class OutboxAdmin {
   @Override
   public String toString() {
     return "OutboxAdmin[schema=" + schema + "]";
+  }
+
+  /** What a retry applies to: an event that is dead or backing off, the one rule of all three. */
+  private static Condition retryable() {
+    return OUTBOX_EVENTS.DEAD_AT.isNotNull().or(OUTBOX_EVENTS.RETRY_AFTER.isNotNull());
   }
 
   private int resetWhere(Condition condition, String what) {

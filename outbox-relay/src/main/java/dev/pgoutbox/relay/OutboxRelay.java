@@ -471,6 +471,11 @@ public final class OutboxRelay implements AutoCloseable {
       guard(delegate::onHeartbeat);
     }
 
+    @Override
+    public void onWalFallBack(String slotName, String reason) {
+      guard(() -> delegate.onWalFallBack(slotName, reason));
+    }
+
     private void guard(Runnable call) {
       try {
         call.run();

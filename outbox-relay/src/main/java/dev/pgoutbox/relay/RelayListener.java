@@ -60,6 +60,14 @@ public interface RelayListener {
    */
   default void onHeartbeat() {}
 
+  /**
+   * A {@link WalRelay} stopped reading its slot and publishes every pending event through its table
+   * relay from now on: the slot was dropped or invalidated, or its publication stopped streaming
+   * the outbox's inserts whole (then the relay drops the slot, whose stream skipped events). Called
+   * once per instance; {@code reason} says what happened. See docs/wal-relay.md.
+   */
+  default void onWalFallBack(String slotName, String reason) {}
+
   /** A listener that calls each of {@code listeners} in turn. */
   static RelayListener composite(List<RelayListener> listeners) {
     List<RelayListener> all = List.copyOf(listeners);
@@ -107,6 +115,11 @@ public interface RelayListener {
       @Override
       public void onHeartbeat() {
         all.forEach(RelayListener::onHeartbeat);
+      }
+
+      @Override
+      public void onWalFallBack(String slotName, String reason) {
+        all.forEach(l -> l.onWalFallBack(slotName, reason));
       }
     };
   }

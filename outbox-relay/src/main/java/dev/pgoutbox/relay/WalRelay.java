@@ -325,6 +325,7 @@ public final class WalRelay implements AutoCloseable {
   private void fallBack(String reason) {
     fallenBack = true;
     drainerRunner.parkedOnly(false);
+    listener.onWalFallBack(slot.slotName(), reason);
     log.error(
         "WAL RELAY FALLING BACK TO THE TABLE RELAY: {}. Every pending event stays in {}.outbox_events"
             + " and this instance's table relay publishes all of them from now on (events the"

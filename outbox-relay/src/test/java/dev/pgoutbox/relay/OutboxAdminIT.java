@@ -274,6 +274,32 @@ class OutboxAdminIT {
     assertThat(admin.retry(UUID.randomUUID())).isFalse();
   }
 
+  /**
+   * An event that is merely pending (here one a relay holds mid-attempt, its attempts counted) is
+   * no one's to retry. The retry of one id answered true and reset its attempts, which the retries
+   * by aggregate and by type never did.
+   */
+  @Test
+  void retryOfAnEventThatIsMerelyPendingAnswersFalseAndChangesNothing() {
+    UUID pending = EventRows.insert(db.dsl(), "a", 1);
+    db.execute(
+        "update outbox_events set attempts = 3, last_error = 'timeout' where id = '"
+            + pending
+            + "'");
+    UUID processed = EventRows.insert(db.dsl(), "b", 1);
+    db.execute("update outbox_events set processed_at = now() where id = '" + processed + "'");
+
+    assertThat(admin.retry(pending)).isFalse();
+    assertThat(admin.retry(processed)).isFalse();
+    assertThat(
+            db.queryLong(
+                "select count(*) from outbox_events where id = '"
+                    + pending
+                    + "' and attempts = 3 and last_error = 'timeout'"))
+        .as("attempts and error untouched")
+        .isOne();
+  }
+
   @Test
   void discardDeletesOnlyDeadLetters() {
     UUID dead = EventRows.insert(db.dsl(), "a", 1);

@@ -735,8 +735,9 @@ class WalRelayIT {
    * The first start creates the slot and then parks the backlog (the rows the slot will never
    * stream) for the drainer. When the parking failed (here a trigger refuses it, as a lost
    * connection or a lock timeout would) the slot stayed, the next start found it and parked
-   * nothing, and the backlog was neither parked nor streamed: never published. Now the start drops
-   * the slot it created and fails, and the next start creates it again and parks the backlog.
+   * nothing, and the backlog was neither parked nor streamed: never published. Now the slot is made
+   * only once the parking committed (from a temporary staging slot): the start fails leaving no
+   * slot, and the next start creates it and parks the backlog.
    */
   @Test
   void aFirstStartThatCannotParkTheBacklogLeavesNoSlotBehind() throws Exception {
@@ -764,6 +765,98 @@ class WalRelayIT {
     DeliveryChecker.Verdict verdict = DeliveryChecker.check(backlog, publisher.deliveredPayloads());
     assertThat(verdict.lost()).isZero();
     assertThat(verdict.reordered()).isZero();
+  }
+
+  /**
+   * Two instances started together on a new slot, as the move from the table relay says to do. The
+   * first created the slot, then parked the backlog in a second commit; the second saw the slot,
+   * attached with nothing parked, and published a new event of an aggregate whose older event was
+   * still unparked in the backlog. Now the slot exists only once the backlog is parked (made from a
+   * temporary staging slot), and the second start waits for the first one's creation lock.
+   */
+  @Test
+  void twoInstancesStartingTogetherOnANewSlotKeepTheBacklogsOrder() throws Exception {
+    Map<String, Integer> written = new HashMap<>(write(1, 1, 1));
+    RecordingPublisher publisher = new RecordingPublisher();
+    ScheduledExecutorService starter = executor(); // the common pool may have a single thread
+    try (Connection gate = holdBacklogParking()) {
+      WalRelay first = relay("together", publisher, config().build());
+      CompletableFuture<Void> firstStart = CompletableFuture.runAsync(first::start, starter);
+      Eventually.await("the first start's parking is held", () -> lockWaiters() >= 1);
+      WalRelay second = relay("together", publisher, config().build());
+      CompletableFuture<Void> secondStart = CompletableFuture.runAsync(second::start, starter);
+      written.putAll(write(1, 2, 1)); // after the slot's creation: in the stream
+      Eventually.await(
+          "the second start waits (or, before, published the new event)",
+          () -> lockWaiters() >= 2 || !publisher.delivered().isEmpty());
+      release(gate);
+      firstStart.get(60, TimeUnit.SECONDS);
+      secondStart.get(60, TimeUnit.SECONDS);
+    } finally {
+      db.execute("drop trigger hold_parking on outbox_events; drop function hold_parking()");
+    }
+    Eventually.await("everything delivered", () -> pending() == 0);
+    DeliveryChecker.Verdict verdict = DeliveryChecker.check(written, publisher.deliveredPayloads());
+    assertThat(verdict.lost()).isZero();
+    assertThat(verdict.reordered()).as("the backlog's event first").isZero();
+  }
+
+  /**
+   * The same, the first start's parking held past the relay's lock timeout. It used to say it had
+   * dropped the slot, which the second instance was streaming, and the backlog was never published.
+   * Now the slot was never made: the first start says so, and the second makes it and parks.
+   */
+  @Test
+  void aFirstStartWhoseParkingTimesOutBesideASecondOneLosesNothing() throws Exception {
+    Map<String, Integer> written = new HashMap<>(write(1, 1, 1));
+    RecordingPublisher publisher = new RecordingPublisher();
+    ScheduledExecutorService starter = executor(); // the common pool may have a single thread
+    try (Connection gate = holdBacklogParking()) {
+      WalRelay first = relay("together_late", publisher, config().build());
+      CompletableFuture<Void> firstStart = CompletableFuture.runAsync(first::start, starter);
+      Eventually.await("the first start's parking is held", () -> lockWaiters() >= 1);
+      WalRelay second = relay("together_late", publisher, config().build());
+      CompletableFuture<Void> secondStart = CompletableFuture.runAsync(second::start, starter);
+      written.putAll(write(1, 2, 1));
+      assertThatThrownBy(() -> firstStart.get(60, TimeUnit.SECONDS))
+          .hasCauseInstanceOf(dev.pgoutbox.core.OutboxException.class)
+          .cause()
+          .hasMessageContaining("could not park the events pending before the new replication slot")
+          .hasMessageContaining("the slot was not created")
+          .hasMessageNotContaining("the slot was dropped");
+      release(gate);
+      secondStart.get(60, TimeUnit.SECONDS);
+    } finally {
+      db.execute("drop trigger hold_parking on outbox_events; drop function hold_parking()");
+    }
+    Eventually.await("everything delivered", () -> pending() == 0);
+    DeliveryChecker.Verdict verdict = DeliveryChecker.check(written, publisher.deliveredPayloads());
+    assertThat(verdict.lost()).isZero();
+    assertThat(verdict.reordered()).isZero();
+  }
+
+  /**
+   * Makes every parking of a pending row wait on an advisory lock the returned session holds (a
+   * lock without a transaction id, so it does not hold up the slot's creation); {@link #release}.
+   */
+  private static Connection holdBacklogParking() throws SQLException {
+    db.execute(
+        "create function hold_parking() returns trigger language plpgsql as $$"
+            + " begin perform pg_advisory_xact_lock_shared(4242, 40); return new; end $$;"
+            + " create trigger hold_parking before update of parked on outbox_events"
+            + " for each row when (new.parked and not old.parked)"
+            + " execute function hold_parking()");
+    Connection gate = db.connect();
+    try (Statement s = gate.createStatement()) {
+      s.execute("select pg_advisory_lock(4242, 40)");
+    }
+    return gate;
+  }
+
+  private static void release(Connection gate) throws SQLException {
+    try (Statement s = gate.createStatement()) {
+      s.execute("select pg_advisory_unlock(4242, 40)");
+    }
   }
 
   @Test

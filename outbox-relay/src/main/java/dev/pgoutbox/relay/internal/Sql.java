@@ -285,7 +285,12 @@ public final class Sql {
    * leaving nothing held: a session-level try, released at once when it succeeds ({@code CASE}
    * fixes that order, so only a lock this call took is released). A check, not a claim: the
    * aggregate may be taken right after it, so whoever goes on must still take the lock itself. A
-   * lock the session already held (its own transaction's) stays held.
+   * lock the session already held (its own transaction's) stays held. A session-level lock survives
+   * an abort, yet a cancel cannot leave this one held: PostgreSQL acts on a cancel only where it
+   * checks for interrupts, and nothing between the try and the release checks
+   * (AggregateLockFreeCancelIT cancels it mid-scan hundreds of times; the same check with {@code
+   * pg_sleep(0)} between the calls leaks under that attack). Keep it so: no function that waits,
+   * sleeps or reads between the two calls.
    */
   static Condition aggregateLockFree(
       int namespace, Field<String> aggregateType, Field<String> aggregateId) {

@@ -74,6 +74,15 @@ public final class WalReader implements Runnable {
    */
   static final int MAX_COMPLETER_BACKLOG_BATCHES = 64;
 
+  /**
+   * How often, at most, the reader checks its publication before confirming to the slot. The slot
+   * is confirmed only up to what was received before the last check but one that found the
+   * publication as it was when the reader attached ({@link #confirmable}): a publication that
+   * stopped streaming the outbox's inserts (or some of them) makes the slot skip those events for
+   * good, and a confirmation past them would leave them to no one.
+   */
+  static final Duration PUBLICATION_CHECK_EVERY = Duration.ofSeconds(1);
+
   private final ScheduledExecutorService executor;
   private final DataSource dataSource;
   private final Settings settings;
@@ -108,6 +117,10 @@ public final class WalReader implements Runnable {
   private boolean standbyLogged;
   private int streamPid;
   private long lastStreamCheck;
+  private @Nullable String publicationBaseline;
+  private long verifiedLsn;
+  private long checkedReceived;
+  private long lastPublicationCheck;
   private final List<ClaimedRow> batch = new ArrayList<>();
 
   /** The characters of the payloads and headers in {@link #batch}. */
@@ -201,6 +214,22 @@ public final class WalReader implements Runnable {
       } else {
         readAndPublish();
       }
+    } catch (PublicationDriftException e) {
+      // Closed unconfirmed; the slot skipped events for good (they are pending in the table), so
+      // no reader may resume it: dropped, and every instance falls back (see docs/wal-relay.md).
+      running = false;
+      closeStream();
+      String notDropped = slot.dropStreamedOrNot(Duration.ofSeconds(10));
+      finish();
+      onSlotLost.accept(
+          e.getMessage()
+              + (notDropped == null
+                  ? "; the slot was dropped, so that no reader resumes it"
+                  : "; the slot could not be dropped ("
+                      + notDropped
+                      + "): drop it (SELECT pg_drop_replication_slot('"
+                      + slot.slotName()
+                      + "')) before any WAL relay starts again"));
     } catch (SlotLostException e) {
       running = false;
       closeStream();
@@ -246,6 +275,8 @@ public final class WalReader implements Runnable {
       standBy("streamed by another instance");
       return;
     }
+    // Read before the stream starts: a change to the publication from here on changes it.
+    String baseline = requireIntactPublication();
     Connection opened = replicationConnections.open();
     PGReplicationStream started;
     try {
@@ -282,6 +313,10 @@ public final class WalReader implements Runnable {
     // are read again, and acknowledging them before that skips their events for good.
     ackable = 0;
     sentAck = 0;
+    publicationBaseline = baseline;
+    verifiedLsn = 0;
+    checkedReceived = 0;
+    lastPublicationCheck = System.nanoTime();
     loadParked();
     active = true;
     standbyLogged = false;
@@ -353,7 +388,14 @@ public final class WalReader implements Runnable {
           inTransaction = true;
           readingXid = b.xid();
         }
-        case PgOutputDecoder.Relation r -> rows.relation(r);
+        case PgOutputDecoder.Relation r -> {
+          if (rows.relation(r)) {
+            // Sent again: the publication may have changed (a table dropped from it and added
+            // back, its options set and restored), and the events of the meantime are not in the
+            // stream. Those after it must not be published before them: check first.
+            requireSamePublication();
+          }
+        }
         case PgOutputDecoder.Insert insert -> {
           ClaimedRow row = rows.row(insert);
           if (row != null) {
@@ -400,6 +442,52 @@ public final class WalReader implements Runnable {
     }
     lastStreamCheck = now;
     requireOwnStream(slot.readerPid(), "the connection died silently");
+    requireSamePublication();
+  }
+
+  /** The publication's fingerprint; drift when it does not stream every insert of the table. */
+  private String requireIntactPublication() throws SQLException {
+    WalSlot.PublicationState state = slot.publicationState();
+    if (state == null) {
+      throw new PublicationDriftException("publication " + slot.publicationName() + " was dropped");
+    }
+    if (state.problem() != null) {
+      throw new PublicationDriftException(state.problem());
+    }
+    return state.fingerprint();
+  }
+
+  /** Drift unless the publication is as it was when this reader attached. */
+  private void requireSamePublication() throws SQLException {
+    String now = requireIntactPublication();
+    if (!now.equals(publicationBaseline)) {
+      throw new PublicationDriftException(
+          "publication "
+              + slot.publicationName()
+              + " was altered, dropped or re-created while the reader streamed it (its catalog"
+              + " rows changed): the inserts written meanwhile may have been left out of the slot");
+    }
+  }
+
+  /**
+   * The highest LSN up to {@code wanted} the slot may be confirmed to. Every {@link
+   * #PUBLICATION_CHECK_EVERY} the publication is checked; one found unchanged lets the slot move up
+   * to what had been received at the check before it. A change committed before an LSN was received
+   * is seen by the next check at the latest, even when it became visible a moment after its commit
+   * record was written (as a commit waiting for a synchronous standby does).
+   */
+  private long confirmable(PGReplicationStream current, long wanted) throws SQLException {
+    if (wanted > verifiedLsn) {
+      long now = System.nanoTime();
+      if (now - lastPublicationCheck >= PUBLICATION_CHECK_EVERY.toNanos()) {
+        long received = current.getLastReceiveLSN().asLong();
+        requireSamePublication();
+        lastPublicationCheck = now;
+        verifiedLsn = Math.max(verifiedLsn, checkedReceived);
+        checkedReceived = received;
+      }
+    }
+    return Math.min(wanted, verifiedLsn);
   }
 
   /**
@@ -426,7 +514,7 @@ public final class WalReader implements Runnable {
         && batch.isEmpty()
         && completer.backlog() == 0
         && completer.confirmedLsn() >= submittedAck) {
-      long received = current.getLastReceiveLSN().asLong();
+      long received = confirmable(current, current.getLastReceiveLSN().asLong());
       if (received > sentAck) {
         setAck(current, received);
       }
@@ -435,8 +523,8 @@ public final class WalReader implements Runnable {
     }
   }
 
-  private void applyAck(PGReplicationStream current) {
-    long confirmed = completer.confirmedLsn();
+  private void applyAck(PGReplicationStream current) throws SQLException {
+    long confirmed = confirmable(current, completer.confirmedLsn());
     if (confirmed > sentAck) {
       setAck(current, confirmed);
     }
@@ -769,6 +857,18 @@ public final class WalReader implements Runnable {
       c.close();
     } catch (SQLException ignored) {
       // Already broken.
+    }
+  }
+
+  /**
+   * The publication no longer streams every insert of the outbox table whole, or changed while the
+   * reader streamed it: the slot may have skipped events, which only the table still knows.
+   */
+  private static final class PublicationDriftException extends RuntimeException {
+    private static final long serialVersionUID = 1L;
+
+    PublicationDriftException(String message) {
+      super(message);
     }
   }
 

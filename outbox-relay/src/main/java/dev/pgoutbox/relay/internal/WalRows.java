@@ -36,13 +36,21 @@ final class WalRows {
     this.schema = schema;
   }
 
-  /** Remembers a relation's layout (only the outbox table's matters). */
-  void relation(PgOutputDecoder.Relation relation) {
+  /**
+   * Remembers a relation's layout (only the outbox table's matters).
+   *
+   * @return whether it is the outbox table's and one was known already: {@code pgoutput} sends a
+   *     relation again after its table or a publication of it changed (or its cache entry was
+   *     invalidated for another reason, a vacuum's statistics)
+   */
+  boolean relation(PgOutputDecoder.Relation relation) {
     if (!relation.namespace().equals(schema) || !relation.name().equals("outbox_events")) {
       layouts.remove(relation.id());
-      return;
+      return false;
     }
+    boolean again = !layouts.isEmpty();
     layouts.put(relation.id(), new Layout(relation.columns()));
+    return again;
   }
 
   /**

@@ -26,6 +26,7 @@ public final class WalSlot {
   private final String publicationName;
   private final RelayLog log;
   private final Duration creationTimeout;
+  private volatile boolean pg15 = true;
 
   /**
    * The slot {@code slotName} and publication {@code publicationName} of the outbox in schema;
@@ -173,6 +174,10 @@ public final class WalSlot {
         ResultSet rs = s.executeQuery(WalStatements.WAL_LEVEL)) {
       rs.next();
       String level = rs.getString(1);
+      try (ResultSet version = s.executeQuery(WalStatements.SERVER_VERSION_NUM)) {
+        version.next();
+        pg15 = version.getInt(1) >= 150000;
+      }
       if (!"logical".equals(level)) {
         throw new OutboxException(
             "pgoutbox-relay["
@@ -217,36 +222,179 @@ public final class WalSlot {
             e);
       }
     }
-    if (!exists(
-        connection,
-        WalStatements.PUBLICATION_HAS_TABLE,
-        publicationName,
-        schema,
-        "outbox_events")) {
+    PublicationState state = publicationState(connection);
+    if (state == null) {
       throw new OutboxException(
           "publication "
               + publicationName
-              + " does not include "
-              + schema
-              + ".outbox_events: run ALTER PUBLICATION "
-              + publicationName
-              + " ADD TABLE "
-              + schema
-              + ".outbox_events, or give the WAL relay another publicationName");
+              + " vanished while the WAL relay started: run "
+              + createSql);
+    }
+    if (state.problem() != null) {
+      throw new OutboxException(
+          "pgoutbox-relay["
+              + log.relayName()
+              + "] - "
+              + state.problem()
+              + "; the WAL relay would never see the events it leaves out, so it does not start");
     }
   }
 
-  private void createSlot(Connection connection) throws SQLException {
-    try (PreparedStatement ps = connection.prepareStatement(WalStatements.CREATE_SLOT)) {
-      ps.setString(1, slotName);
+  /**
+   * What the publication streams of the outbox table: its fingerprint, and what is wrong with it
+   * (null when it streams every insert whole). Null when the publication does not exist.
+   */
+  record PublicationState(String fingerprint, @Nullable String problem) {}
+
+  /** {@link PublicationState} of the publication, read now through the pool. */
+  @Nullable PublicationState publicationState() throws SQLException {
+    try (Connection connection = dataSource.getConnection()) {
+      return publicationState(connection);
+    }
+  }
+
+  private @Nullable PublicationState publicationState(Connection connection) throws SQLException {
+    try (PreparedStatement ps =
+        connection.prepareStatement(WalStatements.publicationState(schema, pg15))) {
+      ps.setString(1, publicationName);
+      ps.setString(2, publicationName);
+      try (ResultSet rs = ps.executeQuery()) {
+        if (!rs.next()) {
+          return null;
+        }
+        String table = schema + ".outbox_events";
+        String readd =
+            "ALTER PUBLICATION "
+                + publicationName
+                + " DROP TABLE "
+                + table
+                + "; ALTER PUBLICATION "
+                + publicationName
+                + " ADD TABLE "
+                + table;
+        String problem = null;
+        if (!rs.getBoolean(2)) {
+          problem =
+              "publication "
+                  + publicationName
+                  + " does not include "
+                  + table
+                  + ": run ALTER PUBLICATION "
+                  + publicationName
+                  + " ADD TABLE "
+                  + table
+                  + ", or give the WAL relay another publicationName";
+        } else if (!rs.getBoolean(1)) {
+          problem =
+              "publication "
+                  + publicationName
+                  + " does not publish inserts: run ALTER PUBLICATION "
+                  + publicationName
+                  + " SET (publish = 'insert')";
+        } else if (rs.getString(3) != null) {
+          problem =
+              "publication "
+                  + publicationName
+                  + " filters the rows of "
+                  + table
+                  + " (WHERE "
+                  + rs.getString(3)
+                  + "): run "
+                  + readd
+                  + " (without a WHERE clause)";
+        } else if (!rs.getString(4).isEmpty()) {
+          problem =
+              "publication "
+                  + publicationName
+                  + " leaves columns of "
+                  + table
+                  + " out ("
+                  + rs.getString(4)
+                  + "): run "
+                  + readd
+                  + " (without a column list)";
+        }
+        return new PublicationState(rs.getString(5), problem);
+      }
+    }
+  }
+
+  /**
+   * Creates the slot with the backlog parked, so that no instance can attach to it before: under
+   * the creation lock ({@link WalStatements#creationLock}, held by a second session in a
+   * transaction that writes nothing, so that it holds up no slot's creation), a temporary
+   * <i>staging</i> slot is created, the backlog parked and committed, and only then the slot itself
+   * made as a copy of the staging one (same consistent point). A start that dies midway leaves no
+   * slot: the staging slot goes with its session. A second instance starting meanwhile waits on the
+   * lock and finds the slot made.
+   *
+   * @return false when another instance made the slot meanwhile
+   */
+  private boolean createSlot(Connection connection) throws SQLException {
+    try (Connection lock = dataSource.getConnection()) {
+      lock.setAutoCommit(false);
+      boolean committed = false;
+      try {
+        holdCreationLock(lock);
+        if (read(connection) != null) {
+          return false; // Made, backlog parked, by another instance while this one waited.
+        }
+        createAndPark(connection);
+        lock.commit();
+        committed = true;
+        return true;
+      } finally {
+        try {
+          if (!committed) {
+            lock.rollback();
+          }
+          // Before the pool takes it back: its session's own search path is put back on close,
+          // which a transaction left open would undo.
+          lock.setAutoCommit(true);
+        } catch (SQLException ignored) {
+          // A broken connection: the pool discards it.
+        }
+      }
+    }
+  }
+
+  private void holdCreationLock(Connection lock) throws SQLException {
+    // The lock waits at most as long as the other instance may take to create its staging slot
+    // and park; the transaction may stay idle while this one works, as long again.
+    String wait =
+        Long.toString(creationTimeout.toMillis() + Sql.WRITE_TRANSACTION_TIMEOUT.toMillis());
+    try (PreparedStatement ps = lock.prepareStatement(WalStatements.CREATION_LOCK)) {
+      ps.setString(1, wait);
+      ps.setString(
+          2,
+          Long.toString(2 * creationTimeout.toMillis() + Sql.WRITE_TRANSACTION_TIMEOUT.toMillis()));
+      ps.setString(3, slotName);
+      ps.execute();
+    } catch (SQLException e) {
+      if ("55P03".equals(e.getSQLState())) {
+        throw new OutboxException(
+            "pgoutbox-relay["
+                + log.relayName()
+                + "] - another instance is creating replication slot "
+                + slotName
+                + " and parking the events older than it, and had not finished within "
+                + wait
+                + " ms: start again (nothing was created by this start)",
+            e);
+      }
+      throw e;
+    }
+  }
+
+  private void createAndPark(Connection connection) throws SQLException {
+    String staging = "pgoutbox_staging_" + backendPid(connection);
+    try (PreparedStatement ps = connection.prepareStatement(WalStatements.CREATE_STAGING_SLOT)) {
+      ps.setString(1, staging);
       // PostgreSQL finishes a logical slot once every transaction running when it began has ended:
       // one left open (or prepared and never resolved) would hold the start for as long.
       ps.setQueryTimeout((int) Math.max(1, creationTimeout.toSeconds()));
       ps.execute();
     } catch (SQLException e) {
-      if ("42710".equals(e.getSQLState())) {
-        return; // Another instance created it meanwhile, and parks the backlog.
-      }
       if ("57014".equals(e.getSQLState())) {
         throw new OutboxException(
             "pgoutbox-relay["
@@ -281,10 +429,13 @@ public final class WalSlot {
     int parked;
     try {
       parked = parkBacklog(connection);
+      try (PreparedStatement ps = connection.prepareStatement(WalStatements.COPY_SLOT)) {
+        ps.setString(1, staging);
+        ps.setString(2, slotName);
+        ps.execute();
+      }
     } catch (SQLException | RuntimeException e) {
-      // A slot left behind would make the next start skip the parking, and the backlog, neither
-      // parked nor streamed, would never be published.
-      dropCreatedSlot(connection, e);
+      String staged = dropStaging(connection, staging, e);
       throw new OutboxException(
           "pgoutbox-relay["
               + log.relayName()
@@ -292,14 +443,51 @@ public final class WalSlot {
               + slotName
               + " ("
               + e.getMessage()
-              + "); the slot was dropped again, so that the next start creates it and parks them",
+              + "); the slot was not created ("
+              + staged
+              + "), so the next start creates it and parks them",
           e);
     }
+    dropStaging(connection, staging, null);
     log.info(
         "Created replication slot {}; {} pending event(s) older than it are left to the table"
             + " relay",
         slotName,
         parked);
+  }
+
+  /**
+   * Drops the temporary staging slot; when that fails, ends the session, which drops it too.
+   * Returns what became of it, for the start's message.
+   */
+  private String dropStaging(Connection connection, String staging, @Nullable Exception cause) {
+    try (PreparedStatement ps = connection.prepareStatement(WalStatements.DROP_SLOT)) {
+      ps.setString(1, staging);
+      ps.execute();
+      return "its temporary staging slot " + staging + " was dropped";
+    } catch (SQLException e) {
+      if ("42704".equals(e.getSQLState())) {
+        // PostgreSQL drops a session's temporary slots at its first error.
+        return "its temporary staging slot " + staging + " went with the error";
+      }
+      if (cause != null) {
+        cause.addSuppressed(e);
+      }
+      log.warn(
+          "Could not drop the temporary staging slot {} ({}); closing its session, which drops it",
+          staging,
+          e.getMessage());
+      try {
+        connection.abort(Runnable::run);
+      } catch (SQLException | RuntimeException ignored) {
+        // Closed already: the server ends the session, and its temporary slot, all the same.
+      }
+      return "its temporary staging slot " + staging + " goes with its session, which was closed";
+    }
+  }
+
+  private static int backendPid(Connection connection) throws SQLException {
+    return connection.unwrap(org.postgresql.PGConnection.class).getBackendPID();
   }
 
   /** The transactions that hold up a slot's creation, as the message of a failed start. */
@@ -345,20 +533,42 @@ public final class WalSlot {
     }
   }
 
-  private void dropCreatedSlot(Connection connection, Exception cause) {
-    try (PreparedStatement ps = connection.prepareStatement(WalStatements.DROP_SLOT)) {
-      ps.setString(1, slotName);
-      ps.execute();
-    } catch (SQLException e) {
-      cause.addSuppressed(e);
-      log.error(
-          "Could not drop replication slot {} after failing to park the backlog ({}): drop it"
-              + " (SELECT pg_drop_replication_slot('{}')) before the next start, or the events"
-              + " pending before it are never published",
-          slotName,
-          e.getMessage(),
-          slotName);
-    }
+  /**
+   * Drops the slot, ending the WAL sender that streams it first (a reader of another instance that
+   * attached meanwhile), trying until {@code within} has passed.
+   *
+   * @return null when the slot is gone, else why it could not be dropped
+   */
+  @Nullable String dropStreamedOrNot(Duration within) {
+    long deadline = System.nanoTime() + within.toNanos();
+    String why = "not tried";
+    do {
+      try (Connection connection = dataSource.getConnection()) {
+        connection.setAutoCommit(true);
+        try (PreparedStatement terminate =
+            connection.prepareStatement(WalStatements.TERMINATE_SLOT_READER)) {
+          terminate.setString(1, slotName);
+          terminate.execute();
+        }
+        try (PreparedStatement drop = connection.prepareStatement(WalStatements.DROP_SLOT)) {
+          drop.setString(1, slotName);
+          drop.execute();
+          return null;
+        }
+      } catch (SQLException e) {
+        if ("42704".equals(e.getSQLState())) {
+          return null; // Already gone.
+        }
+        why = e.getMessage();
+      }
+      try {
+        Thread.sleep(100); // A terminated WAL sender takes a moment to release the slot.
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        return why + " (interrupted)";
+      }
+    } while (System.nanoTime() - deadline < 0);
+    return why;
   }
 
   private static boolean exists(Connection connection, String sql, String... binds)

@@ -86,8 +86,26 @@ final class WalStatements {
   static final String SLOT_READER_PID =
       "SELECT active_pid FROM pg_replication_slots WHERE slot_name = ?";
 
-  /** Binds 1 and 2: the slot name and the plugin. */
-  static final String CREATE_SLOT = "SELECT pg_create_logical_replication_slot(?, 'pgoutput')";
+  /** A temporary slot, gone with its session; bind 1: its name. */
+  static final String CREATE_STAGING_SLOT =
+      "SELECT pg_catalog.pg_create_logical_replication_slot(?, 'pgoutput', true)";
+
+  /**
+   * The slot, made from the staging slot once the backlog is parked: same plugin and consistent
+   * point, not temporary; binds 1 and 2: the staging slot and the slot.
+   */
+  static final String COPY_SLOT = "SELECT pg_catalog.pg_copy_logical_replication_slot(?, ?, false)";
+
+  /**
+   * The creation lock, held (in a transaction that writes nothing) while an instance creates the
+   * slot and parks the backlog; binds 1 and 2: the lock and idle timeouts in ms, 3: the slot name.
+   * A transaction-level lock: it cannot outlive the transaction on a pooled connection.
+   */
+  static final String CREATION_LOCK =
+      "SELECT pg_catalog.set_config('lock_timeout', ?, true),"
+          + " pg_catalog.set_config('idle_in_transaction_session_timeout', ?, true),"
+          + " pg_catalog.pg_advisory_xact_lock("
+          + "pg_catalog.hashtext('pgoutbox.wal-create:' || ?::pg_catalog.text), 3)";
 
   /**
    * The transactions with an id still open, across the server (a new logical slot waits for each of
@@ -109,9 +127,49 @@ final class WalStatements {
   /** Bind 1: the publication name. */
   static final String PUBLICATION = "SELECT 1 FROM pg_publication WHERE pubname = ?";
 
-  /** Binds 1 to 3: publication, schema, table. */
-  static final String PUBLICATION_HAS_TABLE =
-      "SELECT 1 FROM pg_publication_tables WHERE pubname = ? AND schemaname = ? AND tablename = ?";
+  /**
+   * What the publication streams of {@code <schema>.outbox_events}, and a fingerprint of its
+   * catalog rows; binds 1 and 2: the publication name. One row when the publication exists.
+   * Columns: whether it publishes inserts, whether it covers the table, its row filter on the table
+   * (null when none), the table's columns it leaves out (empty when none), and the fingerprint: the
+   * object ids and {@code xmin} of the publication's row and of its rows naming the table or its
+   * schema. Any {@code ALTER PUBLICATION} of its options or of the table's membership, and a drop
+   * and re-creation, write new rows and change it, even once undone. Row filters, column lists and
+   * schema publications exist from PostgreSQL 15 on ({@code pg15}); before, none can drop anything.
+   */
+  static String publicationState(String schema, boolean pg15) {
+    String table = "'" + schema.replace("'", "''") + "'";
+    return "WITH o AS (SELECT c.oid, c.relnamespace FROM pg_catalog.pg_class c"
+        + " JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace"
+        + " WHERE n.nspname = "
+        + table
+        + " AND c.relname = 'outbox_events'),"
+        + " t AS (SELECT * FROM pg_catalog.pg_publication_tables"
+        + " WHERE pubname = ? AND schemaname = "
+        + table
+        + " AND tablename = 'outbox_events')"
+        + " SELECT p.pubinsert, EXISTS (SELECT 1 FROM t),"
+        + (pg15 ? " (SELECT t.rowfilter FROM t)," : " NULL::pg_catalog.text,")
+        + (pg15
+            ? " coalesce((SELECT pg_catalog.string_agg(a.attname::pg_catalog.text, ', '"
+                + " ORDER BY a.attnum) FROM pg_catalog.pg_attribute a, o, t"
+                + " WHERE a.attrelid = o.oid AND a.attnum > 0 AND NOT a.attisdropped"
+                + " AND NOT a.attname = ANY (t.attnames)), ''),"
+            : " '',")
+        + " p.oid::pg_catalog.text || ':' || p.xmin::pg_catalog.text"
+        + " || '/' || coalesce((SELECT pg_catalog.string_agg(r.oid::pg_catalog.text || ':'"
+        + " || r.xmin::pg_catalog.text, ',') FROM pg_catalog.pg_publication_rel r, o"
+        + " WHERE r.prpubid = p.oid AND r.prrelid = o.oid), '')"
+        + (pg15
+            ? " || '/' || coalesce((SELECT pg_catalog.string_agg(s.oid::pg_catalog.text || ':'"
+                + " || s.xmin::pg_catalog.text, ',') FROM pg_catalog.pg_publication_namespace s, o"
+                + " WHERE s.pnpubid = p.oid AND s.pnnspid = o.relnamespace), '')"
+            : "")
+        + " FROM pg_catalog.pg_publication p WHERE p.pubname = ?";
+  }
+
+  static final String SERVER_VERSION_NUM =
+      "SELECT pg_catalog.current_setting('server_version_num')::pg_catalog.int4";
 
   static String createPublication(String publication, String schema) {
     return "CREATE PUBLICATION "

@@ -106,6 +106,7 @@ public final class MicrometerRelayMetrics implements RelayListener {
   private final AtomicLong blockedAggregates = new AtomicLong();
   private final AtomicLong walSlotLagBytes = new AtomicLong();
   private final AtomicLong walSlotLagMillis = new AtomicLong();
+  private final AtomicLong walFallenBack = new AtomicLong();
   private final AtomicLong oldestPendingAgeMillis = new AtomicLong();
   private final AtomicLong oldestTransactionAgeMillis = new AtomicLong();
   private final AtomicLong walSlotActive = new AtomicLong();
@@ -188,6 +189,12 @@ public final class MicrometerRelayMetrics implements RelayListener {
     Gauge.builder("outbox.wal.slot.lag", walSlotLagBytes, AtomicLong::doubleValue)
         .description("WAL written since the WAL relay's slot's confirmed position")
         .baseUnit("bytes")
+        .tag("relay", relay)
+        .register(registry);
+    Gauge.builder("outbox.wal.fallen.back", walFallenBack, AtomicLong::doubleValue)
+        .description(
+            "1 once the WAL relay stopped reading its slot and publishes from the table (slot"
+                + " lost, publication drift), else 0")
         .tag("relay", relay)
         .register(registry);
     Gauge.builder("outbox.wal.slot.lag.seconds", walSlotLagMillis, v -> v.doubleValue() / 1000.0)
@@ -326,5 +333,10 @@ public final class MicrometerRelayMetrics implements RelayListener {
     walSlotLost.set(slot.lost() ? 1 : 0);
     walSlotLagBytes.set(slot.lagBytes());
     walSlotLagMillis.set(slot.lagTime().toMillis());
+  }
+
+  @Override
+  public void onWalFallBack(String slotName, String reason) {
+    walFallenBack.set(1);
   }
 }

@@ -4,7 +4,6 @@ import static java.util.Objects.requireNonNull;
 
 import dev.pgoutbox.core.consumer.KafkaCloudEvents;
 import dev.pgoutbox.core.consumer.KafkaEventIds;
-import dev.pgoutbox.core.internal.HeaderNames;
 import dev.pgoutbox.relay.AggregateSequencer;
 import dev.pgoutbox.relay.CloudEvents;
 import dev.pgoutbox.relay.OutboxMessage;
@@ -219,11 +218,7 @@ public final class KafkaPublisher implements Publisher {
   private ProducerRecord<String, byte[]> record(String topic, OutboxMessage m) {
     RecordHeaders headers = new RecordHeaders();
     for (Map.Entry<String, String> h : m.headers().entrySet()) {
-      // A row written before the writer refused envelope names (ce_type, event_type...) would
-      // give two headers of one name: the envelope's wins.
-      if (!HeaderNames.reserved(h.getKey())) {
-        headers.add(h.getKey(), utf8(h.getValue()));
-      }
+      headers.add(h.getKey(), utf8(h.getValue()));
     }
     headers.add(EVENT_ID_HEADER, utf8(m.id().toString()));
     headers.add(EVENT_TYPE_HEADER, utf8(m.eventType()));
@@ -335,27 +330,18 @@ public final class KafkaPublisher implements Publisher {
 
     /**
      * For a producer this publisher creates: any other producer setting (security, compression,
-     * {@code linger.ms}...).
+     * {@code linger.ms}...). Settings that would break per-aggregate order are refused by {@link
+     * #build()}: {@code enable.idempotence=false}, {@code acks} other than {@code all}/{@code -1},
+     * {@code max.in.flight.requests.per.connection} above 5, and the serializers.
      *
-     * @throws IllegalArgumentException on a publisher for a host's producer (configure that
-     *     producer directly), and for settings that would break per-aggregate order: {@code
-     *     partitioner.class} (any custom partitioner) and {@code partitioner.ignore.keys=true},
-     *     which scatter an aggregate over partitions, {@code enable.idempotence=false}, {@code
-     *     acks} other than {@code all}/{@code -1}, {@code max.in.flight.requests.per.connection}
-     *     outside 1..5, and the serializers
+     * @throws IllegalArgumentException for settings that would scatter an aggregate over
+     *     partitions: {@code partitioner.class} (any custom partitioner) and {@code
+     *     partitioner.ignore.keys=true}
      */
     public Builder property(String name, Object value) {
       requireNonNull(name, "name");
       requireNonNull(value, "value");
-      if (producer != null) {
-        throw new IllegalArgumentException(
-            "property("
-                + name
-                + ", ...) configures a producer this publisher creates; configure the host's"
-                + " producer directly");
-      }
       refuseIfScattering(name, value);
-      refuseIfUnordered(name, value);
       properties.put(name, value);
       return this;
     }
@@ -384,9 +370,21 @@ public final class KafkaPublisher implements Publisher {
       }
     }
 
-    /** A publisher with these settings; creates the producer when given bootstrap servers. */
+    /**
+     * A publisher with these settings; creates the producer when given bootstrap servers.
+     *
+     * @throws IllegalStateException if producer properties were set for a host's producer, or if
+     *     they would break per-aggregate order
+     */
     public KafkaPublisher build() {
       if (producer != null) {
+        if (!properties.isEmpty()) {
+          throw new IllegalStateException(
+              "property(...) configures a producer this publisher creates; configure the host's"
+                  + " producer directly (got "
+                  + properties.keySet()
+                  + ")");
+        }
         return new KafkaPublisher(producer, false, routing, cloudEvents);
       }
       Map<String, Object> config = new HashMap<>();
@@ -405,7 +403,10 @@ public final class KafkaPublisher implements Publisher {
       config.put(
           ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG, (int) Math.min(30_000, (delivery - 5) / 2));
       config.put(ProducerConfig.MAX_BLOCK_MS_CONFIG, delivery);
-      config.putAll(properties);
+      for (Map.Entry<String, Object> p : properties.entrySet()) {
+        refuseIfUnordered(p.getKey(), p.getValue());
+        config.put(p.getKey(), p.getValue());
+      }
       KafkaProducer<String, byte[]> created =
           new KafkaProducer<>(config, new StringSerializer(), new ByteArraySerializer());
       return new KafkaPublisher(created, true, routing, cloudEvents);
@@ -431,7 +432,7 @@ public final class KafkaPublisher implements Publisher {
             default -> false;
           };
       if (bad) {
-        throw new IllegalArgumentException(
+        throw new IllegalStateException(
             "Kafka producer property "
                 + name
                 + "="

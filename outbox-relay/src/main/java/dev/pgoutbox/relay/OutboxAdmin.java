@@ -6,6 +6,9 @@ import static dev.pgoutbox.db.jooq.Tables.OUTBOX_RELAYS;
 import static java.util.Objects.requireNonNull;
 import static org.jooq.impl.DSL.selectOne;
 
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.ObjectReader;
 import dev.pgoutbox.core.OutboxException;
 import dev.pgoutbox.core.internal.Retention;
 import dev.pgoutbox.core.internal.SearchPath;
@@ -14,6 +17,7 @@ import dev.pgoutbox.db.jooq.tables.OutboxEvents;
 import dev.pgoutbox.relay.internal.FleetRegistry;
 import dev.pgoutbox.relay.internal.Sql;
 import dev.pgoutbox.relay.internal.WalSlot;
+import java.io.IOException;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.OffsetDateTime;
@@ -57,6 +61,8 @@ import org.slf4j.LoggerFactory;
 public final class OutboxAdmin {
 
   private static final Logger LOG = LoggerFactory.getLogger(OutboxAdmin.class);
+
+  private static final ObjectReader HISTORY_READER = new ObjectMapper().reader();
 
   /** Largest page of {@link #deadLetters}. */
   public static final int MAX_PAGE = 1_000;
@@ -532,7 +538,8 @@ public final class OutboxAdmin {
                             null,
                             r.value10().toInstant(),
                             null,
-                            false)));
+                            false,
+                            List.of())));
   }
 
   /**
@@ -966,7 +973,8 @@ public final class OutboxAdmin {
         t.RETRY_AFTER,
         t.DEAD_AT,
         t.PROCESSED_AT,
-        t.PARKED);
+        t.PARKED,
+        t.ERROR_HISTORY);
   }
 
   private static StoredEvent storedEvent(Record r, boolean withPayload) {
@@ -987,7 +995,32 @@ public final class OutboxAdmin {
         instant(r.get(10, OffsetDateTime.class)),
         instant(r.get(11, OffsetDateTime.class)),
         instant(r.get(12, OffsetDateTime.class)),
-        Boolean.TRUE.equals(parked));
+        Boolean.TRUE.equals(parked),
+        failures(r.get(14, JSONB.class)));
+  }
+
+  /** The failed attempts in an {@code error_history} (schema version 13), oldest first. */
+  private static List<StoredEvent.FailedAttempt> failures(@Nullable JSONB history) {
+    if (history == null) {
+      return List.of();
+    }
+    try {
+      List<StoredEvent.FailedAttempt> failures = new ArrayList<>();
+      for (JsonNode entry : HISTORY_READER.readTree(history.data())) {
+        failures.add(
+            new StoredEvent.FailedAttempt(
+                entry.path("attempt").asInt(),
+                OffsetDateTime.parse(entry.path("at").asText()).toInstant(),
+                entry.path("error").asText(""),
+                entry.path("dead").asBoolean()));
+      }
+      return List.copyOf(failures);
+    } catch (IOException | RuntimeException e) {
+      // A history written by hand that does not read is shown as one entry saying so.
+      return List.of(
+          new StoredEvent.FailedAttempt(
+              0, Instant.EPOCH, "error_history unreadable: " + e.getMessage(), false));
+    }
   }
 
   private static @Nullable Instant instant(@Nullable OffsetDateTime time) {

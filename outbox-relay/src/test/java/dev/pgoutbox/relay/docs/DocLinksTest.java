@@ -78,21 +78,27 @@ class DocLinksTest {
   /** The link targets of a page, outside fenced code blocks and inline code. */
   private static List<String> links(String page) {
     List<String> targets = new ArrayList<>();
-    boolean fenced = false;
-    for (String line : page.split("\n", -1)) {
-      if (line.stripLeading().startsWith("```")) {
-        fenced = !fenced;
-        continue;
-      }
-      if (fenced) {
-        continue;
-      }
+    for (String line : linesOutsideCodeBlocks(page)) {
       Matcher m = LINK.matcher(line.replaceAll("`[^`]*`", "``"));
       while (m.find()) {
         targets.add(m.group(1));
       }
     }
     return targets;
+  }
+
+  /** The lines of a page that are not in a fenced code block (nor its fences). */
+  private static List<String> linesOutsideCodeBlocks(String page) {
+    List<String> prose = new ArrayList<>();
+    boolean fenced = false;
+    for (String line : page.split("\n", -1)) {
+      if (line.stripLeading().startsWith("```")) {
+        fenced = !fenced;
+      } else if (!fenced) {
+        prose.add(line);
+      }
+    }
+    return prose;
   }
 
   private static Set<String> anchorsOf(Path page) {
@@ -104,15 +110,7 @@ class DocLinksTest {
     }
     Set<String> anchors = new HashSet<>();
     Map<String, Integer> seen = new HashMap<>();
-    boolean fenced = false;
-    for (String line : text.split("\n", -1)) {
-      if (line.stripLeading().startsWith("```")) {
-        fenced = !fenced;
-        continue;
-      }
-      if (fenced) {
-        continue;
-      }
+    for (String line : linesOutsideCodeBlocks(text)) {
       Matcher heading = HEADING.matcher(line);
       if (heading.matches()) {
         String id = slug(heading.group(1));

@@ -4,6 +4,7 @@ import static java.util.Objects.requireNonNull;
 
 import dev.pgoutbox.core.consumer.KafkaCloudEvents;
 import dev.pgoutbox.core.consumer.KafkaEventIds;
+import dev.pgoutbox.core.internal.HeaderNames;
 import dev.pgoutbox.relay.AggregateSequencer;
 import dev.pgoutbox.relay.CloudEvents;
 import dev.pgoutbox.relay.OutboxMessage;
@@ -218,7 +219,11 @@ public final class KafkaPublisher implements Publisher {
   private ProducerRecord<String, byte[]> record(String topic, OutboxMessage m) {
     RecordHeaders headers = new RecordHeaders();
     for (Map.Entry<String, String> h : m.headers().entrySet()) {
-      headers.add(h.getKey(), utf8(h.getValue()));
+      // A row written before the writer refused envelope names (ce_type, event_type...) would
+      // give two headers of one name: the envelope's wins.
+      if (!HeaderNames.reserved(h.getKey())) {
+        headers.add(h.getKey(), utf8(h.getValue()));
+      }
     }
     headers.add(EVENT_ID_HEADER, utf8(m.id().toString()));
     headers.add(EVENT_TYPE_HEADER, utf8(m.eventType()));
@@ -330,18 +335,27 @@ public final class KafkaPublisher implements Publisher {
 
     /**
      * For a producer this publisher creates: any other producer setting (security, compression,
-     * {@code linger.ms}...). Settings that would break per-aggregate order are refused by {@link
-     * #build()}: {@code enable.idempotence=false}, {@code acks} other than {@code all}/{@code -1},
-     * {@code max.in.flight.requests.per.connection} above 5, and the serializers.
+     * {@code linger.ms}...).
      *
-     * @throws IllegalArgumentException for settings that would scatter an aggregate over
-     *     partitions: {@code partitioner.class} (any custom partitioner) and {@code
-     *     partitioner.ignore.keys=true}
+     * @throws IllegalArgumentException on a publisher for a host's producer (configure that
+     *     producer directly), and for settings that would break per-aggregate order: {@code
+     *     partitioner.class} (any custom partitioner) and {@code partitioner.ignore.keys=true},
+     *     which scatter an aggregate over partitions, {@code enable.idempotence=false}, {@code
+     *     acks} other than {@code all}/{@code -1}, {@code max.in.flight.requests.per.connection}
+     *     outside 1..5, and the serializers
      */
     public Builder property(String name, Object value) {
       requireNonNull(name, "name");
       requireNonNull(value, "value");
+      if (producer != null) {
+        throw new IllegalArgumentException(
+            "property("
+                + name
+                + ", ...) configures a producer this publisher creates; configure the host's"
+                + " producer directly");
+      }
       refuseIfScattering(name, value);
+      refuseIfUnordered(name, value);
       properties.put(name, value);
       return this;
     }
@@ -370,21 +384,9 @@ public final class KafkaPublisher implements Publisher {
       }
     }
 
-    /**
-     * A publisher with these settings; creates the producer when given bootstrap servers.
-     *
-     * @throws IllegalStateException if producer properties were set for a host's producer, or if
-     *     they would break per-aggregate order
-     */
+    /** A publisher with these settings; creates the producer when given bootstrap servers. */
     public KafkaPublisher build() {
       if (producer != null) {
-        if (!properties.isEmpty()) {
-          throw new IllegalStateException(
-              "property(...) configures a producer this publisher creates; configure the host's"
-                  + " producer directly (got "
-                  + properties.keySet()
-                  + ")");
-        }
         return new KafkaPublisher(producer, false, routing, cloudEvents);
       }
       Map<String, Object> config = new HashMap<>();
@@ -403,10 +405,7 @@ public final class KafkaPublisher implements Publisher {
       config.put(
           ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG, (int) Math.min(30_000, (delivery - 5) / 2));
       config.put(ProducerConfig.MAX_BLOCK_MS_CONFIG, delivery);
-      for (Map.Entry<String, Object> p : properties.entrySet()) {
-        refuseIfUnordered(p.getKey(), p.getValue());
-        config.put(p.getKey(), p.getValue());
-      }
+      config.putAll(properties);
       KafkaProducer<String, byte[]> created =
           new KafkaProducer<>(config, new StringSerializer(), new ByteArraySerializer());
       return new KafkaPublisher(created, true, routing, cloudEvents);
@@ -432,7 +431,7 @@ public final class KafkaPublisher implements Publisher {
             default -> false;
           };
       if (bad) {
-        throw new IllegalStateException(
+        throw new IllegalArgumentException(
             "Kafka producer property "
                 + name
                 + "="

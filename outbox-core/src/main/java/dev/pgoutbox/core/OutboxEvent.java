@@ -31,9 +31,9 @@ import org.jspecify.annotations.Nullable;
  * {@code !#$%&'+-.^_`|~}) of at most 100 characters, and not a name a publisher writes itself
  * ({@code event_id}, {@code event_type}, {@code aggregate_type}, {@code aggregate_id}, {@code
  * Nats-Msg-Id}, {@code content-type}, {@code ce_*} and {@code ce-*}, the webhook's {@code
- * webhook-*}, {@code Idempotency-Key} and {@code X-Pgoutbox-Signature}, and the HTTP headers a
- * client sets itself such as {@code Host} and {@code Content-Length}; any case). The payload's JSON
- * is made and checked by {@link Outbox#append}, before any statement is sent.
+ * X-Pgoutbox-*}, {@code webhook-*}, {@code Idempotency-Key}, and the HTTP headers a client sets
+ * itself such as {@code Host} and {@code Content-Length}; any case). The payload's JSON is made and
+ * checked by {@link Outbox#append}, before any statement is sent.
  *
  * <p><b>Payload.</b> Any object Jackson serializes (a record, a POJO, a {@code Map}, a {@code
  * JsonNode}), or {@link RawJson} for JSON text the host has already written, stored as it is. A

@@ -160,7 +160,8 @@ class OutboxEventTest {
           "event_id",
           "webhook-signature",
           "Host",
-          "Transfer-Encoding"
+          "Transfer-Encoding",
+          "X-Pgoutbox-Aggregate-Id"
         }) {
       assertThatThrownBy(
               () -> OutboxEvent.of("order", "1", "t", Map.of()).withHeader(envelope, "v"))
@@ -169,8 +170,8 @@ class OutboxEventTest {
               "headers key '"
                   + envelope
                   + "' is a name the publishers write themselves (event_type, aggregate_type,"
-                  + " aggregate_id, event_id, Nats-Msg-Id, content-type, ce_*/ce-*, the webhook's"
-                  + " and HTTP's own): choose another name");
+                  + " aggregate_id, event_id, Nats-Msg-Id, content-type, ce_*/ce-*, X-Pgoutbox-*,"
+                  + " the webhook's and HTTP's own): choose another name");
     }
     // Any value is fine: the publishers encode what their protocol cannot carry.
     assertThat(

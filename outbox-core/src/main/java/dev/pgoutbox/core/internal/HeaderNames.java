@@ -46,9 +46,10 @@ public final class HeaderNames {
           "upgrade");
 
   /**
-   * Prefixes of the CloudEvents attribute headers (Kafka {@code ce_}, HTTP and NATS {@code ce-}).
+   * Prefixes of the CloudEvents attribute headers (Kafka {@code ce_}, HTTP and NATS {@code ce-})
+   * and of the webhook's own headers ({@code X-Pgoutbox-Event-Type}...).
    */
-  private static final String[] RESERVED_PREFIXES = {"ce_", "ce-"};
+  private static final String[] RESERVED_PREFIXES = {"ce_", "ce-", "x-pgoutbox-"};
 
   private HeaderNames() {}
 
@@ -88,7 +89,8 @@ public final class HeaderNames {
     if (reserved(name)) {
       return field
           + " is a name the publishers write themselves (event_type, aggregate_type, aggregate_id,"
-          + " event_id, Nats-Msg-Id, content-type, ce_*/ce-*, the webhook's and HTTP's own):"
+          + " event_id, Nats-Msg-Id, content-type, ce_*/ce-*, X-Pgoutbox-*, the webhook's and HTTP's"
+          + " own):"
           + " choose another name";
     }
     return null;

@@ -12,6 +12,7 @@ import com.rabbitmq.client.ConnectionFactory;
 import com.rabbitmq.client.Delivery;
 import com.rabbitmq.client.GetResponse;
 import com.rabbitmq.client.LongString;
+import com.sun.net.httpserver.HttpServer;
 import dev.pgoutbox.core.Outbox;
 import dev.pgoutbox.core.OutboxEvent;
 import dev.pgoutbox.core.RawJson;
@@ -21,6 +22,10 @@ import dev.pgoutbox.core.consumer.NatsCloudEvents;
 import dev.pgoutbox.core.consumer.NatsEventIds;
 import dev.pgoutbox.core.consumer.NatsHeaders;
 import dev.pgoutbox.core.consumer.RabbitMqCloudEvents;
+import dev.pgoutbox.core.consumer.StandardWebhooks;
+import dev.pgoutbox.core.consumer.WebhookCloudEvents;
+import dev.pgoutbox.core.consumer.WebhookEventIds;
+import dev.pgoutbox.core.consumer.WebhookHeaders;
 import dev.pgoutbox.relay.brokers.RelayDrive;
 import dev.pgoutbox.relay.kafka.KafkaPublisher;
 import dev.pgoutbox.relay.kafka.KafkaRouting;
@@ -28,11 +33,13 @@ import dev.pgoutbox.relay.nats.NatsPublisher;
 import dev.pgoutbox.relay.nats.NatsRouting;
 import dev.pgoutbox.relay.rabbitmq.RabbitMqPublisher;
 import dev.pgoutbox.relay.rabbitmq.RabbitMqRoute;
+import dev.pgoutbox.relay.webhook.WebhookPublisher;
 import dev.pgoutbox.testing.EmbeddedKafka;
 import dev.pgoutbox.testing.Eventually;
 import dev.pgoutbox.testing.TestSchema;
 import io.cloudevents.core.format.EventFormat;
 import io.cloudevents.core.provider.EventFormatProvider;
+import io.cloudevents.http.HttpMessageFactory;
 import io.cloudevents.jackson.JsonFormat;
 import io.cloudevents.kafka.KafkaMessageFactory;
 import io.nats.client.JetStreamSubscription;
@@ -42,6 +49,8 @@ import io.nats.client.Options;
 import io.nats.client.PushSubscribeOptions;
 import io.nats.client.api.StreamConfiguration;
 import io.nats.client.impl.Headers;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
 import java.net.URI;
 import java.net.URLDecoder;
 import java.nio.charset.StandardCharsets;
@@ -50,6 +59,7 @@ import java.time.Instant;
 import java.time.OffsetDateTime;
 import java.time.ZoneOffset;
 import java.util.ArrayList;
+import java.util.Base64;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
@@ -80,8 +90,9 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * relay through each real broker, and read back with the brokers' own clients and the CloudEvents
  * SDK for Java (Kafka binary mode, the JSON event format for NATS structured mode) or, where the
  * SDK has no reader (AMQP 0-9-1, the NATS binding's binary draft), the binding's text with the
- * JDK's own percent-decoder. Every field is compared byte for byte with what the relay claimed; no
- * event may fail even once.
+ * JDK's own percent-decoder; the webhook through a real HTTP server (the JDK's), read with the
+ * SDK's HTTP reader and checked with the Standard Webhooks library's own verifier. Every field is
+ * compared byte for byte with what the relay claimed; no event may fail even once.
  */
 @SuppressWarnings("try") // io.nats.client.Connection.close() may throw InterruptedException.
 class WireConformanceIT {
@@ -91,6 +102,11 @@ class WireConformanceIT {
   static final String SOURCE = "/conformance";
   static final ObjectMapper JSON = new ObjectMapper();
   static final Options NATS = new Options.Builder().server("nats://127.0.0.1:4222").build();
+
+  static final String SECRET =
+      "whsec_"
+          + Base64.getEncoder()
+              .encodeToString("the conformance key of 32 bytes!".getBytes(StandardCharsets.UTF_8));
 
   static EmbeddedKafka kafka;
 
@@ -336,6 +352,187 @@ class WireConformanceIT {
   }
 
   @Test
+  void webhookBinaryModePercentEncodesCeHeadersAndTheSdkAndStandardWebhooksReadIt()
+      throws Exception {
+    webhookRoundTrip(
+        CloudEvents.binary(SOURCE),
+        (m, request) -> {
+          assertThat(request.body()).isEqualTo(m.payloadBytes());
+          assertThat(first(request, "Content-Type")).isEqualTo("application/json");
+          Map<String, String> decoded = new HashMap<>();
+          request
+              .headers()
+              .forEach(
+                  (name, values) -> {
+                    String lower = name.toLowerCase(Locale.ROOT);
+                    if (lower.startsWith("ce-")) {
+                      String raw = values.get(0);
+                      // HTTP binding §3.1.3.2: space, double quote, percent and all but
+                      // U+0021..U+007E are percent-encoded.
+                      assertThat(raw.chars())
+                          .as(name)
+                          .allMatch(c -> c > 0x20 && c < 0x7F && c != '"');
+                      decoded.put(lower.substring(3), specPercentDecode(raw));
+                    }
+                  });
+          assertThat(decoded).isEqualTo(ceAttributes(m));
+          // The SDK's HTTP reader does not percent-decode (cloudevents/sdk-java#748): it hands
+          // back the header text, which the binding's single round of decoding turns into the
+          // field.
+          io.cloudevents.CloudEvent sdk =
+              HttpMessageFactory.createReaderFromMultimap(request.headers(), request.body())
+                  .toEvent();
+          assertThat(sdk.getId()).isEqualTo(m.id().toString());
+          assertThat(sdk.getSource()).isEqualTo(URI.create(SOURCE));
+          assertThat(specPercentDecode(sdk.getType())).isEqualTo(m.eventType());
+          assertThat(specPercentDecode(sdk.getSubject())).isEqualTo(m.aggregateId());
+          assertThat(sdk.getTime())
+              .isEqualTo(OffsetDateTime.ofInstant(m.createdAt(), ZoneOffset.UTC));
+          assertThat(sdk.getDataContentType()).isEqualTo("application/json");
+          assertThat(sdk.getData().toBytes()).isEqualTo(m.payloadBytes());
+          assertOurs(WebhookCloudEvents.read(request.headers(), request.body()), m);
+        });
+  }
+
+  @Test
+  void webhookStructuredModeIsTheJsonEventFormatTheSdkReads() throws Exception {
+    webhookRoundTrip(
+        CloudEvents.structured(SOURCE),
+        (m, request) -> {
+          assertThat(first(request, "Content-Type"))
+              .isEqualTo("application/cloudevents+json; charset=UTF-8");
+          assertThat(request.headers().keySet())
+              .noneMatch(n -> n.toLowerCase(Locale.ROOT).startsWith("ce-"));
+          assertSdkEvent(
+              HttpMessageFactory.createReaderFromMultimap(request.headers(), request.body())
+                  .toEvent(),
+              m);
+          assertOurs(WebhookCloudEvents.read(request.headers(), request.body()), m);
+        });
+  }
+
+  @Test
+  void webhookWithoutCloudEventsCarriesEveryFieldUnchanged() throws Exception {
+    webhookRoundTrip(
+        null,
+        (m, request) -> {
+          assertThat(request.body()).isEqualTo(m.payloadBytes());
+          assertThat(request.headers().keySet())
+              .noneMatch(n -> n.toLowerCase(Locale.ROOT).startsWith("ce-"));
+        });
+  }
+
+  record Request(Map<String, List<String>> headers, byte[] body) {}
+
+  interface WebhookCheck {
+    void check(OutboxMessage sent, Request received) throws Exception;
+  }
+
+  /**
+   * Publishes the table through the webhook publisher to a real HTTP server, checks the signature
+   * with the Standard Webhooks library and pgoutbox's own headers with an independent RFC 8187
+   * decoder and with {@link WebhookHeaders}, then {@code check}.
+   */
+  private void webhookRoundTrip(CloudEvents cloudEvents, WebhookCheck check) throws Exception {
+    Map<String, Request> got = new ConcurrentHashMap<>();
+    HttpServer server =
+        HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 0);
+    server.createContext(
+        "/events",
+        exchange -> {
+          byte[] body = exchange.getRequestBody().readAllBytes();
+          Map<String, List<String>> headers = new HashMap<>();
+          exchange.getRequestHeaders().forEach((k, v) -> headers.put(k, List.copyOf(v)));
+          got.put(
+              first(new Request(headers, body), WebhookEventIds.HEADER),
+              new Request(headers, body));
+          exchange.sendResponseHeaders(204, -1);
+          exchange.close();
+        });
+    server.start();
+    List<OutboxMessage> sent;
+    try {
+      WebhookPublisher.Builder builder =
+          WebhookPublisher.builder(
+                  URI.create("http://127.0.0.1:" + server.getAddress().getPort() + "/events"))
+              .standardWebhooksSecret(SECRET);
+      if (cloudEvents != null) {
+        builder.cloudEvents(cloudEvents);
+      }
+      sent = appendAndDrain(builder.build());
+    } finally {
+      server.stop(0);
+    }
+    com.standardwebhooks.Webhook oracle = new com.standardwebhooks.Webhook(SECRET);
+    for (OutboxMessage m : sent) {
+      Request request = got.get(m.id().toString());
+      String where = m.aggregateId();
+      assertThat(request).as(where).isNotNull();
+      Map<String, List<String>> lower = new HashMap<>();
+      request
+          .headers()
+          .forEach(
+              (name, values) -> {
+                assertThat(lower.put(name.toLowerCase(Locale.ROOT), values))
+                    .as("%s: one header named %s", where, name)
+                    .isNull();
+                assertThat(values).as("%s: %s", where, name).hasSize(1);
+                assertThat(values.get(0).chars())
+                    .as("%s: %s is printable ASCII", where, name)
+                    .allMatch(c -> c >= 0x20 && c < 0x7F);
+              });
+      // The Standard Webhooks library's own verifier (not pgoutbox code) accepts the request.
+      oracle.verify(new String(request.body(), StandardCharsets.UTF_8), lower);
+      assertThat(
+              StandardWebhooks.verifier(List.of(SECRET)).isValid(request.headers(), request.body()))
+          .isTrue();
+      Map<String, String> expected = new LinkedHashMap<>(m.headers());
+      expected.put(WebhookPublisher.EVENT_TYPE_HEADER, m.eventType());
+      expected.put(WebhookPublisher.AGGREGATE_TYPE_HEADER, m.aggregateType());
+      expected.put(WebhookPublisher.AGGREGATE_ID_HEADER, m.aggregateId());
+      expected.forEach(
+          (name, value) -> {
+            String key = name.toLowerCase(Locale.ROOT);
+            List<String> plain = lower.get(key);
+            List<String> encoded = lower.get(key + "*");
+            assertThat(plain == null ^ encoded == null)
+                .as("%s: %s sent once, plain or encoded", where, name)
+                .isTrue();
+            String read = plain != null ? plain.get(0) : rfc8187Decode(encoded.get(0));
+            assertThat(read).as("%s: %s", where, name).isEqualTo(value);
+            assertThat(WebhookHeaders.get(request.headers(), name))
+                .as("%s: %s", where, name)
+                .isEqualTo(value);
+          });
+      assertThat(WebhookEventIds.eventId(request.headers())).isEqualTo(m.id());
+      check.check(m, request);
+    }
+  }
+
+  private static String first(Request request, String name) {
+    for (Map.Entry<String, List<String>> h : request.headers().entrySet()) {
+      if (h.getKey().equalsIgnoreCase(name)) {
+        return h.getValue().get(0);
+      }
+    }
+    return null;
+  }
+
+  /**
+   * An RFC 8187 ext-value decoder that is not pgoutbox's: {@code UTF-8''} then the JDK's URL
+   * decoder on the rest.
+   */
+  private static String rfc8187Decode(String extValue) {
+    assertThat(extValue).startsWith("UTF-8''");
+    String rest = extValue.substring("UTF-8''".length());
+    // RFC 8187 attr-chars only: every other byte is %XY.
+    assertThat(rest.chars())
+        .as(extValue)
+        .allMatch(c -> Character.isLetterOrDigit(c) || "!#$&+-.^_`|~%".indexOf(c) >= 0);
+    return specPercentDecode(rest);
+  }
+
+  @Test
   void aStoredHeaderNamedLikeAnEnvelopeHeaderNeverGivesTwoHeadersOfOneName() throws Exception {
     // A row written before the writer refused these names (or by hand): the envelope's wins.
     Map<String, String> forged = new LinkedHashMap<>();
@@ -349,7 +546,10 @@ class WireConformanceIT {
             "event_id",
             "aggregate_id",
             "ce-type",
-            "Nats-Msg-Id")) {
+            "Nats-Msg-Id",
+            "X-Pgoutbox-Event-Type",
+            "Idempotency-Key",
+            "webhook-id")) {
       forged.put(name, "forged");
     }
     forged.put("x-kept", "kept");
@@ -425,6 +625,41 @@ class WireConformanceIT {
         connection.jetStreamManagement().deleteStream(prefix);
       }
     }
+
+    Map<String, Request> got = new ConcurrentHashMap<>();
+    HttpServer server =
+        HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 0);
+    server.createContext(
+        "/events",
+        exchange -> {
+          byte[] body = exchange.getRequestBody().readAllBytes();
+          Map<String, List<String>> headers = new HashMap<>();
+          exchange.getRequestHeaders().forEach((k, v) -> headers.put(k, List.copyOf(v)));
+          got.put("only", new Request(headers, body));
+          exchange.sendResponseHeaders(204, -1);
+          exchange.close();
+        });
+    server.start();
+    try {
+      new RelayDrive(db).truncate().write(List.of(row));
+      drainOne(
+          WebhookPublisher.builder(
+                  URI.create("http://127.0.0.1:" + server.getAddress().getPort() + "/events"))
+              .standardWebhooksSecret(SECRET)
+              .cloudEvents(CloudEvents.binary(SOURCE))
+              .build());
+    } finally {
+      server.stop(0);
+    }
+    Request request = got.get("only");
+    request.headers().forEach((n, v) -> assertThat(v).as(n).hasSize(1));
+    assertThat(first(request, "Content-Type")).isEqualTo("application/json");
+    assertThat(first(request, "ce-type")).isEqualTo("clash.made");
+    assertThat(first(request, WebhookPublisher.EVENT_TYPE_HEADER)).isEqualTo("clash.made");
+    assertThat(first(request, WebhookEventIds.HEADER)).isEqualTo(row.id().toString());
+    assertThat(first(request, "webhook-id")).isEqualTo(row.id().toString());
+    assertThat(first(request, "x-kept")).isEqualTo("kept");
+    assertThat(first(request, "event_type")).isNull();
   }
 
   private static void drainOne(Publisher publisher) throws Exception {

@@ -11,6 +11,7 @@ import dev.pgoutbox.relay.OutboxMessage;
 import dev.pgoutbox.relay.PublishResult;
 import dev.pgoutbox.relay.Publisher;
 import dev.pgoutbox.relay.internal.Failures;
+import dev.pgoutbox.relay.internal.SpanAttributes;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.HashMap;
@@ -26,6 +27,7 @@ import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.Producer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.clients.producer.RecordMetadata;
 import org.apache.kafka.common.InvalidRecordException;
 import org.apache.kafka.common.errors.AuthorizationException;
 import org.apache.kafka.common.errors.InvalidTopicException;
@@ -111,12 +113,15 @@ public final class KafkaPublisher implements Publisher {
   private final ExecutorService sender;
   private final AggregateSequencer sequencer;
   private final @Nullable CloudEvents cloudEvents;
+  private final Map<String, Object> clientAttributes;
 
   private KafkaPublisher(
       Producer<String, byte[]> producer,
       boolean owns,
       KafkaRouting routing,
-      @Nullable CloudEvents cloudEvents) {
+      @Nullable CloudEvents cloudEvents,
+      Map<String, Object> clientAttributes) {
+    this.clientAttributes = clientAttributes;
     this.producer = producer;
     this.ownsProducer = owns;
     this.routing = routing;
@@ -173,6 +178,18 @@ public final class KafkaPublisher implements Publisher {
     }
   }
 
+  /**
+   * {@code messaging.kafka.message.key} (the aggregate id) and, for a producer this publisher
+   * created, {@code messaging.client.id} and the first bootstrap server as {@code server.address}
+   * and {@code server.port}. The partition and offset come with the broker's answer.
+   */
+  @Override
+  public Map<String, Object> traceAttributes(OutboxMessage message) {
+    Map<String, Object> attributes = new LinkedHashMap<>(clientAttributes);
+    attributes.put(SpanAttributes.KAFKA_MESSAGE_KEY, message.aggregateId());
+    return attributes;
+  }
+
   /** Sends one event, on the sender thread; {@code stopBatch} ends the batch after an outage. */
   private CompletableFuture<PublishResult> send(
       OutboxMessage m, AtomicReference<@Nullable String> stopBatch) {
@@ -191,9 +208,9 @@ public final class KafkaPublisher implements Publisher {
     }
     Sent sent = new Sent(topic);
     try {
-      producer.send(record, (metadata, e) -> sent.done(e));
+      producer.send(record, (metadata, e) -> sent.done(metadata, e));
     } catch (RuntimeException e) {
-      sent.done(e);
+      sent.done(null, e);
     }
     Throwable early = sent.error;
     if (sent.isDone()
@@ -271,9 +288,21 @@ public final class KafkaPublisher implements Publisher {
       this.topic = topic;
     }
 
-    void done(@Nullable Exception e) {
+    void done(@Nullable RecordMetadata metadata, @Nullable Exception e) {
       if (e == null) {
-        complete(PublishResult.published());
+        complete(
+            metadata == null
+                ? PublishResult.published()
+                : metadata.hasOffset()
+                    ? PublishResult.published(
+                        Map.of(
+                            SpanAttributes.PARTITION_ID,
+                            Integer.toString(metadata.partition()),
+                            SpanAttributes.KAFKA_OFFSET,
+                            metadata.offset()))
+                    : PublishResult.published(
+                        Map.of(
+                            SpanAttributes.PARTITION_ID, Integer.toString(metadata.partition()))));
       } else {
         error = e;
         complete(classify(e, topic));
@@ -387,7 +416,7 @@ public final class KafkaPublisher implements Publisher {
     /** A publisher with these settings; creates the producer when given bootstrap servers. */
     public KafkaPublisher build() {
       if (producer != null) {
-        return new KafkaPublisher(producer, false, routing, cloudEvents);
+        return new KafkaPublisher(producer, false, routing, cloudEvents, Map.of());
       }
       Map<String, Object> config = new HashMap<>();
       config.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, requireNonNull(bootstrapServers));
@@ -408,7 +437,13 @@ public final class KafkaPublisher implements Publisher {
       config.putAll(properties);
       KafkaProducer<String, byte[]> created =
           new KafkaProducer<>(config, new StringSerializer(), new ByteArraySerializer());
-      return new KafkaPublisher(created, true, routing, cloudEvents);
+      Map<String, Object> client =
+          new LinkedHashMap<>(
+              SpanAttributes.firstServer(
+                  String.valueOf(config.get(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG))));
+      client.put(
+          SpanAttributes.CLIENT_ID, String.valueOf(config.get(ProducerConfig.CLIENT_ID_CONFIG)));
+      return new KafkaPublisher(created, true, routing, cloudEvents, Map.copyOf(client));
     }
 
     private static void refuseIfUnordered(String name, Object value) {

@@ -13,6 +13,7 @@ import dev.pgoutbox.relay.OutboxMessage;
 import dev.pgoutbox.relay.PublishResult;
 import dev.pgoutbox.relay.Publisher;
 import dev.pgoutbox.relay.internal.Failures;
+import dev.pgoutbox.relay.internal.SpanAttributes;
 import io.nats.client.Connection;
 import io.nats.client.JetStream;
 import io.nats.client.JetStreamApiException;
@@ -23,10 +24,12 @@ import io.nats.client.PublishOptions;
 import io.nats.client.api.PublishAck;
 import io.nats.client.impl.Headers;
 import java.io.IOException;
+import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.Collections;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
@@ -166,6 +169,28 @@ public final class NatsPublisher implements Publisher {
   @Override
   public String messagingSystem() {
     return "nats";
+  }
+
+  /**
+   * {@code server.address} and {@code server.port} of the server the connection is on (or, before
+   * it connects, the first server of its options).
+   */
+  @Override
+  public Map<String, Object> traceAttributes(OutboxMessage message) {
+    Connection c = hostConnection != null ? hostConnection : ownConnection;
+    String url = c == null ? null : c.getConnectedUrl();
+    if (url == null && options != null && !options.getServers().isEmpty()) {
+      url = options.getServers().get(0).toString();
+    }
+    if (url == null) {
+      return Map.of();
+    }
+    try {
+      URI uri = URI.create(url);
+      return SpanAttributes.server(uri.getHost(), uri.getPort());
+    } catch (IllegalArgumentException e) {
+      return Map.of();
+    }
   }
 
   /** The event's subject, or null when the routing throws. */

@@ -16,11 +16,13 @@ import dev.pgoutbox.relay.CloudEvents;
 import dev.pgoutbox.relay.OutboxMessage;
 import dev.pgoutbox.relay.PublishResult;
 import dev.pgoutbox.relay.Publisher;
+import dev.pgoutbox.relay.internal.SpanAttributes;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.Date;
 import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
@@ -116,6 +118,7 @@ public final class RabbitMqPublisher implements Publisher {
   private final ExecutorService sender;
   private final AggregateSequencer sequencer;
   private final @Nullable CloudEvents cloudEvents;
+  private final Map<String, Object> server;
   private @Nullable Connection ownConnection;
   private @Nullable ConfirmChannel current;
   private volatile boolean closed;
@@ -129,6 +132,11 @@ public final class RabbitMqPublisher implements Publisher {
       f.setTopologyRecoveryEnabled(false);
     }
     this.factory = f;
+    Connection c = b.connection;
+    this.server =
+        c != null
+            ? SpanAttributes.server(c.getAddress().getHostAddress(), c.getPort())
+            : f != null ? SpanAttributes.server(f.getHost(), f.getPort()) : Map.of();
     this.routing = b.routing;
     this.confirmTimeout = b.confirmTimeout;
     this.cloudEvents = b.cloudEvents;
@@ -171,6 +179,25 @@ public final class RabbitMqPublisher implements Publisher {
   @Override
   public String messagingSystem() {
     return "rabbitmq";
+  }
+
+  /**
+   * {@code messaging.rabbitmq.destination.routing_key} (when not empty) and the broker's {@code
+   * server.address} and {@code server.port} (the factory's host and port, or the host connection's
+   * peer).
+   */
+  @Override
+  public Map<String, Object> traceAttributes(OutboxMessage message) {
+    Map<String, Object> attributes = new LinkedHashMap<>(server);
+    try {
+      String key = routing.route(message).routingKey();
+      if (!key.isEmpty()) {
+        attributes.put(SpanAttributes.RABBITMQ_ROUTING_KEY, key);
+      }
+    } catch (RuntimeException e) {
+      // No route, no routing key: the publish answers the failure.
+    }
+    return attributes;
   }
 
   /**

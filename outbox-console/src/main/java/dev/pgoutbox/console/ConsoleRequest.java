@@ -20,8 +20,8 @@ import org.jspecify.annotations.Nullable;
  * }</pre>
  *
  * @param method the HTTP method, upper case
- * @param path the path below the console's mount point, without a leading slash ({@code ""} for
- *     the page, {@code "api/overview"}, {@code "console.js"})
+ * @param path the path below the console's mount point, without a leading slash ({@code ""} for the
+ *     page, {@code "api/overview"}, {@code "console.js"})
  * @param query the decoded query parameters
  * @param headers the request headers (names are compared ignoring case; the first value of each)
  * @param body the request body (empty for a GET)

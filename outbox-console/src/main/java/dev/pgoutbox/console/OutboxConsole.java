@@ -46,8 +46,9 @@ import org.slf4j.LoggerFactory;
  *   <li>{@code GET api/session}: the schema and what this caller may do;
  *   <li>{@code GET api/overview}: {@link OutboxAdmin#status()}, the publish rate and the samples of
  *       the last hour;
- *   <li>{@code GET api/dead-letters?type=&aggregate_type=&aggregate_id=&since=&error=&order=&limit=&after=}:
- *       a page of {@link OutboxAdmin#deadLetters(DeadLetterQuery)};
+ *   <li>{@code GET
+ *       api/dead-letters?type=&aggregate_type=&aggregate_id=&since=&error=&order=&limit=&after=}: a
+ *       page of {@link OutboxAdmin#deadLetters(DeadLetterQuery)};
  *   <li>{@code GET api/events/{id}}: one event ({@link OutboxAdmin#event});
  *   <li>{@code GET api/blocked}: the heads of blocked aggregates and why each waits;
  *   <li>{@code GET api/relays}: the relay fleet and the WAL slots;
@@ -216,8 +217,7 @@ public final class OutboxConsole {
     session.put("show_payloads", showPayloads);
     session.put("can_write", writesEnabled && request.writeRefusal() == null);
     session.put(
-        "write_refusal",
-        !writesEnabled ? readOnlyMessage("writes") : request.writeRefusal());
+        "write_refusal", !writesEnabled ? readOnlyMessage("writes") : request.writeRefusal());
     session.put("token_prompt", tokenPrompt && writesEnabled);
     return session;
   }
@@ -321,7 +321,7 @@ public final class OutboxConsole {
                             + " in schema "
                             + admin.schema()
                             + " (never written, discarded or purged)"));
-    return json(event(event));
+    return json(event(event, true));
   }
 
   private ObjectNode blocked() {
@@ -341,7 +341,11 @@ public final class OutboxConsole {
     String why =
         head.deadAt() != null
             ? "dead since " + head.deadAt() + ": waits for a retry or a discard"
-            : "backing off until " + head.retryAfter() + " after " + head.attempts() + " attempt(s)";
+            : "backing off until "
+                + head.retryAfter()
+                + " after "
+                + head.attempts()
+                + " attempt(s)";
     return head.parked() ? why + "; parked by the WAL relay for the table drainer" : why;
   }
 
@@ -441,7 +445,8 @@ public final class OutboxConsole {
   /** Why a POST is refused as cross-site; null when it is same-origin. */
   private static @Nullable String crossSiteRefusal(ConsoleRequest request) {
     String contentType = request.header("Content-Type");
-    if (contentType == null || !contentType.toLowerCase(java.util.Locale.ROOT).startsWith("application/json")) {
+    if (contentType == null
+        || !contentType.toLowerCase(java.util.Locale.ROOT).startsWith("application/json")) {
       return "a write must send Content-Type application/json, was " + contentType;
     }
     if (request.header(WRITE_HEADER) == null) {
@@ -588,6 +593,11 @@ public final class OutboxConsole {
   // --- JSON -----------------------------------------------------------------------------------
 
   private ObjectNode event(StoredEvent e) {
+    return event(e, false);
+  }
+
+  /** An event as JSON; {@code detail}: with its headers, as one event's page shows them. */
+  private ObjectNode event(StoredEvent e, boolean detail) {
     ObjectNode event = JSON.createObjectNode();
     event.put("id", e.id().toString());
     event.put("position", e.position());
@@ -602,7 +612,19 @@ public final class OutboxConsole {
     event.put("dead_at", text(e.deadAt()));
     event.put("processed_at", text(e.processedAt()));
     event.put("parked", e.parked());
-    event.put("headers", e.headers());
+    if (detail) {
+      // Headers may carry credentials: their values only where payloads are shown, else the names.
+      if (showPayloads) {
+        event.put("headers", e.headers());
+      } else {
+        ArrayNode names = event.putArray("header_names");
+        try {
+          JSON.readTree(e.headers()).fieldNames().forEachRemaining(names::add);
+        } catch (JsonProcessingException malformed) {
+          names.add("(unreadable)");
+        }
+      }
+    }
     if (showPayloads && e.payload() != null) {
       event.put("payload", e.payload());
     }
@@ -641,7 +663,14 @@ public final class OutboxConsole {
       throw new BadRequest(
           400,
           "bad-request",
-          name + " must be a whole number between " + min + " and " + max + ", was '" + value + "'");
+          name
+              + " must be a whole number between "
+              + min
+              + " and "
+              + max
+              + ", was '"
+              + value
+              + "'");
     }
   }
 
@@ -727,7 +756,9 @@ public final class OutboxConsole {
       return this;
     }
 
-    /** Whether events are shown with their payloads (default false: they may hold personal data). */
+    /**
+     * Whether events are shown with their payloads (default false: they may hold personal data).
+     */
     public Builder showPayloads(boolean showPayloads) {
       this.showPayloads = showPayloads;
       return this;

@@ -16,7 +16,8 @@ export function overview(o) {
     card('Oldest transaction', age(o.oldest_transaction_age_ms)),
   );
   $('#problems').replaceChildren(...o.problems.map((p) => el('li', {}, p)));
-  $('#chart').replaceChildren(chart(o.history, Date.parse(o.time)));
+  const now = Date.parse(o.time);
+  $('#chart').replaceChildren(chart([...o.history, { t: now, pending: o.pending, dead_letters: o.dead_letters }], now));
 }
 
 /** The last hour as an inline SVG: pending (blue) and dead letters (red), one polyline each. */
@@ -67,7 +68,9 @@ export function event(e) {
       row('Event type', e.event_type), row('Position', e.position), row('Attempts', e.attempts),
       row('Last error', e.last_error), row('Written', time(e.created_at)), row('Dead at', time(e.dead_at)),
       row('Retry after', time(e.retry_after)), row('Published', time(e.processed_at))),
-    el('h2', {}, 'Headers'), el('pre', {}, pretty(e.headers)),
+    el('h2', {}, 'Headers'),
+    e.headers != null ? el('pre', {}, pretty(e.headers))
+      : el('p', { class: 'hidden-headers' }, `Values hidden with the payload; names: ${e.header_names.join(', ') || '(none)'}`),
     el('h2', {}, 'Payload'),
     e.payload_hidden ? el('p', { class: 'hidden-payload' }, 'Hidden: payloads are shown only when the host enables them (pgoutbox.console.show-payloads, admin serve --show-payloads).')
       : el('pre', {}, pretty(e.payload ?? 'null')),

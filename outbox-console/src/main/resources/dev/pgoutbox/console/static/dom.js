@@ -1,4 +1,4 @@
-// DOM and HTTP helpers of the console. Everything shown is built with text nodes (never innerHTML):
+// DOM and HTTP helpers of the console. Everything shown is built with text nodes, never parsed as markup:
 // event data is hostile input, and renders as text whatever it holds.
 
 /** An element: attributes from `attrs`, children appended as nodes or as text. */

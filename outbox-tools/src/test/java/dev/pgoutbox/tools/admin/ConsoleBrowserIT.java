@@ -177,6 +177,63 @@ class ConsoleBrowserIT {
         .isEqualTo(1);
   }
 
+  @Test
+  void aGeneratedTokenIsPrintedAndEveryWriteNeedsIt() throws Exception {
+    Server generated = Server.start("--writes");
+    try {
+      Matcher printed = Pattern.compile("Write token: (\\S+)").matcher(generated.out.toString());
+      assertThat(printed.find()).as(generated.out.toString()).isTrue();
+      String token = printed.group(1);
+      assertThat(token).hasSizeGreaterThanOrEqualTo(32);
+      assertThat(generated.out.toString()).contains("Open " + generated.url + "#token=" + token);
+      UUID target = deadLetter("order", "generated-token", "OrderPlaced", "boom");
+      String body = "{\"ids\":[\"" + target + "\"]}";
+
+      HttpResponse<String> without = write(generated.url, body, null);
+      HttpResponse<String> wrong = write(generated.url, body, token + "x");
+      assertThat(without.statusCode()).isEqualTo(403);
+      assertThat(without.body()).contains("needs the token");
+      assertThat(wrong.statusCode()).isEqualTo(403);
+      assertThat(wrong.body()).contains("token is wrong");
+      assertThat(db.queryLong("select count(*) from outbox_events where id = '" + target + "'"))
+          .isEqualTo(1);
+
+      HttpResponse<String> with = write(generated.url, body, token);
+      assertThat(with.statusCode()).as(with.body()).isEqualTo(200);
+      assertThat(db.queryLong("select count(*) from outbox_events where id = '" + target + "'"))
+          .isZero();
+    } finally {
+      generated.stop();
+    }
+  }
+
+  @Test
+  void aTokenShorterThanSixteenCharactersIsRefusedNamingTheFlag() {
+    StringWriter out = new StringWriter();
+    StringWriter err = new StringWriter();
+    CommandLine commandLine = new CommandLine(new Main());
+    commandLine.setOut(new PrintWriter(out, true));
+    commandLine.setErr(new PrintWriter(err, true));
+    int exit =
+        commandLine.execute(
+            "admin", "serve", "--jdbc-url", db.jdbcUrl(), "--writes", "--token", "short");
+    assertThat(exit).isEqualTo(2);
+    assertThat(err.toString()).contains("--token (PGOUTBOX_CONSOLE_TOKEN) must be at least 16");
+  }
+
+  private static HttpResponse<String> write(String url, String body, String token)
+      throws Exception {
+    HttpRequest.Builder request =
+        HttpRequest.newBuilder(URI.create(url + "api/discard"))
+            .header("Content-Type", "application/json")
+            .header("X-Pgoutbox-Console", "1")
+            .POST(HttpRequest.BodyPublishers.ofString(body));
+    if (token != null) {
+      request.header("X-Pgoutbox-Token", token);
+    }
+    return HttpClient.newHttpClient().send(request.build(), HttpResponse.BodyHandlers.ofString());
+  }
+
   private static UUID deadLetter(
       String aggregateType, String aggregateId, String eventType, String error) {
     UUID id = UUID.randomUUID();
@@ -201,10 +258,12 @@ class ConsoleBrowserIT {
     private static final Pattern SERVING = Pattern.compile("Serving (http://\\S+/)");
     final Thread thread;
     final String url;
+    final StringWriter out;
 
-    private Server(Thread thread, String url) {
+    private Server(Thread thread, String url, StringWriter out) {
       this.thread = thread;
       this.url = url;
+      this.out = out;
     }
 
     static Server start(String... options) {
@@ -237,7 +296,7 @@ class ConsoleBrowserIT {
           },
           () -> "admin serve did not start; out: " + out + " err: " + err);
       assertThat(url[0]).as("admin serve: " + out + err).isNotNull();
-      return new Server(thread, url[0]);
+      return new Server(thread, url[0], out);
     }
 
     void stop() {

@@ -1,10 +1,10 @@
 // Drives the pgoutbox web console in headless Chromium (Debian's /usr/bin/chromium, no browser
-// download) for ConsoleBrowserIT and BootConsoleBrowserIT, and prints one JSON document of what it
+// download) for ConsoleBrowserIT and ConsoleBrowserBootIT, and prints one JSON document of what it
 // saw. The Java tests assert on it and on the database.
 //
 // Usage: node console-test.mjs <config.json>
-// config: { mode: "serve" | "boot", writeUrl, token?, readOnlyUrl?, deadId, discardId, untouchedId,
-//           xssAggregate, screenshots, userDataDir, auth?: {user, password}, noRoleAuth?: {...} }
+// config: { writeUrl, token?, readOnlyUrl?, deadId, discardId, untouchedId, untouchedAggregateType,
+//           untouchedAggregateId, screenshots, userDataDir, auth?: {username, password}, noRoleAuth? }
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { chromium } from 'playwright-core';
@@ -106,6 +106,13 @@ try {
   await page.waitForSelector(`#dead-table tr[data-id="${config.discardId}"]`);
   result.discard = await writeFromPage(page, `#dead-table tr[data-id="${config.discardId}"] button.discard-one`);
   result.rowsAfterWrites = await page.locator('#dead-table tbody tr[data-id]').count();
+  // Filter by the untouched one's aggregate: one row left.
+  await page.fill('#filters [name="aggregate_id"]', config.untouchedAggregateId);
+  await page.fill('#filters [name="aggregate_type"]', config.untouchedAggregateType);
+  await page.click('#filters button[type="submit"]');
+  await page.waitForFunction(() => document.querySelectorAll('#dead-table tbody tr[data-id]').length === 1);
+  result.filteredRows = await page.locator('#dead-table tbody tr[data-id]').count();
+  result.filteredRowId = await page.getAttribute('#dead-table tbody tr[data-id]', 'data-id');
 
   // 6. Cross-site: a page of another origin tries a fetch (blocked by the browser's preflight)
   //    and a form post (no preflight: the console itself must refuse it).

@@ -151,6 +151,49 @@ class OutboxConsoleIT {
   }
 
   @Test
+  void deadLettersAreFilteredAndPagedNewestFirst() throws Exception {
+    OutboxConsole console = OutboxConsole.builder(admin).build();
+    UUID a1 = deadLetter("order", "1", "A");
+    deadLetter("order", "2", "B");
+    UUID a2 = deadLetter("order", "3", "A");
+    UUID a3 = deadLetter("order", "4", "A");
+    db.execute(
+        "update outbox_events set last_error = 'Timeout talking to broker' where id = '"
+            + a2
+            + "'");
+
+    JsonNode first = json(console.handle(query("api/dead-letters", "type=A&limit=2")));
+    assertThat(ids(first)).containsExactly(a3.toString(), a2.toString());
+    long next = first.get("next").asLong();
+    JsonNode second =
+        json(console.handle(query("api/dead-letters", "type=A&limit=2&after=" + next)));
+    assertThat(ids(second)).containsExactly(a1.toString());
+    assertThat(second.get("next").isNull()).isTrue();
+
+    JsonNode oldest =
+        json(console.handle(query("api/dead-letters", "type=A&order=oldest&limit=1")));
+    assertThat(ids(oldest)).containsExactly(a1.toString());
+    JsonNode byError = json(console.handle(query("api/dead-letters", "error=timeout")));
+    assertThat(ids(byError)).containsExactly(a2.toString());
+    JsonNode byAggregate =
+        json(console.handle(query("api/dead-letters", "aggregate_type=order&aggregate_id=4")));
+    assertThat(ids(byAggregate)).containsExactly(a3.toString());
+    JsonNode future = json(console.handle(query("api/dead-letters", "since=2999-01-01T00:00:00Z")));
+    assertThat(ids(future)).isEmpty();
+  }
+
+  private static List<String> ids(JsonNode page) {
+    List<String> ids = new java.util.ArrayList<>();
+    page.get("items").forEach(item -> ids.add(item.get("id").asText()));
+    return ids;
+  }
+
+  private static ConsoleRequest query(String path, String query) {
+    return new ConsoleRequest(
+        "GET", path, ConsoleRequest.parseQuery(query), Map.of(), new byte[0], "tester", null);
+  }
+
+  @Test
   void payloadsAndHeaderValuesAreHiddenUnlessShown() throws Exception {
     UUID dead = deadLetter("order", "1", "OrderPlaced");
 

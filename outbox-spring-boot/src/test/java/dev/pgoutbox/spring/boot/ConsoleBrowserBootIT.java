@@ -114,6 +114,8 @@ class ConsoleBrowserBootIT {
     config.put("deadId", dead.toString());
     config.put("discardId", discarded.toString());
     config.put("untouchedId", untouched.toString());
+    config.put("untouchedAggregateType", "order");
+    config.put("untouchedAggregateId", "boot-9");
     config.put("screenshots", screenshots.toString());
     config.put("userDataDir", Files.createTempDirectory("pgoutbox-chromium").toString());
     config.put("auth", Map.of("username", "alice", "password", "alice-password"));
@@ -140,6 +142,7 @@ class ConsoleBrowserBootIT {
     Eventually.await(
         "the relay to publish the retried event", () -> publisher.published.contains(dead));
     assertThat(seen.at("/discard/flash").asText()).startsWith("Discarded 1 of 1");
+    assertThat(seen.get("filteredRowId").asText()).isEqualTo(untouched.toString());
     assertThat(EndpointTests.row(db, discarded)).isNull();
 
     assertThat(seen.get("crossSiteFetch").asText()).startsWith("blocked");

@@ -99,6 +99,9 @@ final class ServeCommand extends AdminVerb {
   /** Counted down to stop the server (tests, the shutdown hook). */
   final CountDownLatch stopped = new CountDownLatch(1);
 
+  /** The pool {@link #connections} made, closed when the server stops. */
+  private @Nullable HikariDataSource pool;
+
   @Override
   DataSource connections(PGSimpleDataSource dataSource) {
     HikariConfig config = new HikariConfig();
@@ -107,11 +110,22 @@ final class ServeCommand extends AdminVerb {
     config.setMaximumPoolSize(4);
     config.setMinimumIdle(0);
     config.setInitializationFailTimeout(-1);
-    return new HikariDataSource(config);
+    pool = new HikariDataSource(config);
+    return pool;
   }
 
   @Override
   int run(OutboxAdmin admin) {
+    try {
+      return serve(admin);
+    } finally {
+      if (pool != null) {
+        pool.close();
+      }
+    }
+  }
+
+  private int serve(OutboxAdmin admin) {
     if (port < 0 || port > 65_535) {
       throw new AdminFailure("--port must be between 0 and 65535, was " + port);
     }

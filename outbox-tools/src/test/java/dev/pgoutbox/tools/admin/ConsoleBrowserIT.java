@@ -97,6 +97,8 @@ class ConsoleBrowserIT {
     config.put("deadId", dead.toString());
     config.put("discardId", discarded.toString());
     config.put("untouchedId", untouched.toString());
+    config.put("untouchedAggregateType", "invoice");
+    config.put("untouchedAggregateId", "9");
     config.put("screenshots", screenshots.toString());
     config.put("userDataDir", Files.createTempDirectory("pgoutbox-chromium").toString());
     Path configFile = Files.createTempFile("console-test", ".json");
@@ -130,6 +132,7 @@ class ConsoleBrowserIT {
         () -> publisher.delivered().stream().anyMatch(m -> m.id().equals(dead)));
     assertThat(seen.at("/discard/confirm").asText()).startsWith("Discard 1 event");
     assertThat(seen.at("/discard/flash").asText()).startsWith("Discarded 1 of 1");
+    assertThat(seen.get("filteredRowId").asText()).isEqualTo(untouched.toString());
     assertThat(db.queryLong("select count(*) from outbox_events where id = '" + discarded + "'"))
         .isZero();
 

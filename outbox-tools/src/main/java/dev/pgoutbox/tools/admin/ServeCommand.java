@@ -84,7 +84,9 @@ final class ServeCommand extends AdminVerb {
 
   @Option(
       names = "--show-payloads",
-      description = "Show event payloads (hidden by default: they may hold personal data)")
+      description =
+          "Show event payloads and header values (hidden by default: they may hold personal data"
+              + " or credentials)")
   boolean showPayloads;
 
   @Option(

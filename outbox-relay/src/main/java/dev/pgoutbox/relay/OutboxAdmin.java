@@ -155,6 +155,35 @@ public final class OutboxAdmin {
         });
   }
 
+  /** Longest window {@link #publishedWithin} counts over: {@value} minutes. */
+  public static final int MAX_PUBLISHED_WINDOW_MINUTES = 60;
+
+  /**
+   * Events published in the last {@code window}, by database time: the rows whose {@code
+   * processed_at} falls in it, read from the index retention uses ({@code
+   * outbox_events_processed_at_idx}), so the cost follows the events of the window, never the
+   * history. Divide by the window for a publish rate. Counts only what is still in the table: under
+   * {@link Completion#DELETE} published rows are gone and this is 0, and retention that purges
+   * younger than the window undercounts.
+   *
+   * @throws IllegalArgumentException if {@code window} is not positive or longer than {@value
+   *     #MAX_PUBLISHED_WINDOW_MINUTES} minutes
+   */
+  public long publishedWithin(Duration window) {
+    requirePositive(window, "window");
+    if (window.compareTo(Duration.ofMinutes(MAX_PUBLISHED_WINDOW_MINUTES)) > 0) {
+      throw new IllegalArgumentException(
+          "window must be at most " + MAX_PUBLISHED_WINDOW_MINUTES + " minutes, was " + window);
+    }
+    return wrap(
+        "count published events",
+        () ->
+            dsl.selectCount()
+                .from(OUTBOX_EVENTS)
+                .where(OUTBOX_EVENTS.PROCESSED_AT.gt(Sql.clockTimestampPlus(window.negated())))
+                .fetchOne(0, Long.class));
+  }
+
   /**
    * Dead events not yet retried or discarded. Reads the index of failing events ({@code
    * outbox_events_failing_idx}), not the pending backlog.

@@ -28,7 +28,7 @@ class OutboxSchemaIT {
         .load()
         .migrate();
 
-    assertThat(OutboxSchema.migrate(db.dataSource(), db.schema())).isEqualTo(11);
+    assertThat(OutboxSchema.migrate(db.dataSource(), db.schema())).isEqualTo(12);
     assertThat(OutboxSchema.migrate(db.dataSource(), db.schema()))
         .as("a second call applies nothing")
         .isZero();

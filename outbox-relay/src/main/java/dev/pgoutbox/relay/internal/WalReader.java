@@ -22,9 +22,11 @@ import java.sql.Statement;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.HashSet;
 import java.util.LinkedHashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.RejectedExecutionException;
@@ -123,6 +125,9 @@ public final class WalReader implements Runnable {
   private long lastPublicationCheck;
   private final List<ClaimedRow> batch = new ArrayList<>();
 
+  /** The commit LSN of each row's transaction in {@link #batch}: its place in commit order. */
+  private final List<Long> batchCommitLsns = new ArrayList<>();
+
   /** The characters of the payloads and headers in {@link #batch}. */
   private long batchBytes;
 
@@ -131,6 +136,9 @@ public final class WalReader implements Runnable {
 
   /** The transaction whose changes are being read (from its Begin message). */
   private int readingXid;
+
+  /** The commit LSN of the transaction being read (from its Begin message). */
+  private long readingCommitLsn;
 
   /** A reader; {@link #start()} submits its first task. */
   public WalReader(
@@ -305,6 +313,7 @@ public final class WalReader implements Runnable {
     rows = new WalRows(schema);
     inTransaction = false;
     batch.clear();
+    batchCommitLsns.clear();
     batchBytes = 0;
     batchWriters.clear();
     // The new stream starts where the server's slot stands, which may be behind what the last
@@ -387,6 +396,7 @@ public final class WalReader implements Runnable {
         case PgOutputDecoder.Begin b -> {
           inTransaction = true;
           readingXid = b.xid();
+          readingCommitLsn = b.finalLsn();
         }
         case PgOutputDecoder.Relation r -> {
           if (rows.relation(r)) {
@@ -400,6 +410,7 @@ public final class WalReader implements Runnable {
           ClaimedRow row = rows.row(insert);
           if (row != null) {
             batch.add(row);
+            batchCommitLsns.add(readingCommitLsn);
             batchBytes +=
                 row.payload().length() + (row.headers() == null ? 0 : row.headers().length());
             batchWriters.add(readingXid);
@@ -418,11 +429,16 @@ public final class WalReader implements Runnable {
     long ackLsn = ackable;
     if (!batch.isEmpty()) {
       List<ClaimedRow> taken = List.copyOf(batch);
+      Map<Long, Long> commitLsns = new HashMap<>();
+      for (int i = 0; i < taken.size(); i++) {
+        commitLsns.put(taken.get(i).position(), batchCommitLsns.get(i));
+      }
       Set<Integer> writers = Set.copyOf(batchWriters);
       batch.clear();
+      batchCommitLsns.clear();
       batchBytes = 0;
       batchWriters.clear();
-      publish(taken, writers, ackLsn);
+      publish(taken, commitLsns, writers, ackLsn);
     } else if (ackLsn > submittedAck) {
       completer.submit(new long[0], Set.of(), ackLsn);
       submittedAck = ackLsn;
@@ -537,7 +553,8 @@ public final class WalReader implements Runnable {
     sentAck = lsn;
   }
 
-  private void publish(List<ClaimedRow> rowsRead, Set<Integer> writers, long ackLsn)
+  private void publish(
+      List<ClaimedRow> rowsRead, Map<Long, Long> commitLsns, Set<Integer> writers, long ackLsn)
       throws SQLException, InterruptedException {
     long started = System.nanoTime();
     Set<ClaimedRow.AggregateKey> stillParked = stillParked(rowsRead);
@@ -645,7 +662,7 @@ public final class WalReader implements Runnable {
       }
     }
     if (!park.isEmpty()) {
-      recordParking(failures, park, writers);
+      recordParking(failures, park, commitLsns, writers);
       parked.addAll(stopped);
     }
     completer.submit(
@@ -719,7 +736,10 @@ public final class WalReader implements Runnable {
    * events again and, not knowing them parked, would publish them while the drainer did too.
    */
   private void recordParking(
-      List<Marker.Failure> failures, List<Long> positions, Set<Integer> writers)
+      List<Marker.Failure> failures,
+      List<Long> positions,
+      Map<Long, Long> commitLsns,
+      Set<Integer> writers)
       throws SQLException {
     inWriteTransaction(
         c -> {
@@ -730,8 +750,11 @@ public final class WalReader implements Runnable {
               "the failures of its last batch are left to the reader that streams it now");
           marker.failed(DSL.using(c, SQLDialect.POSTGRES, settings), failures);
           try (PreparedStatement ps = c.prepareStatement(parkSql)) {
-            Array array = c.createArrayOf("int8", positions.toArray(Long[]::new));
-            ps.setArray(1, array);
+            ps.setArray(1, c.createArrayOf("int8", positions.toArray(Long[]::new)));
+            ps.setArray(
+                2,
+                c.createArrayOf(
+                    "int8", positions.stream().map(commitLsns::get).toArray(Long[]::new)));
             ps.executeUpdate();
           }
           return null;
@@ -847,6 +870,7 @@ public final class WalReader implements Runnable {
     }
     if (s != null) {
       batch.clear();
+      batchCommitLsns.clear();
       batchBytes = 0;
       batchWriters.clear();
     }

@@ -9,11 +9,18 @@ final class WalStatements {
 
   private WalStatements() {}
 
-  /** Flags rows for the drainer; bind 1: positions ({@code bigint[]}). Only pending rows. */
+  /**
+   * Flags rows for the drainer with their place in commit order; binds 1 and 2: positions and the
+   * commit LSNs of their transactions as the slot streamed them ({@code bigint[]}, pairwise). Only
+   * pending rows. A row read again after a crash gets the same LSN; a row of the backlog (0) that
+   * committed after the slot's consistent point, and so is also read from the slot, gets its own.
+   */
   static String park(String schema) {
     return "UPDATE "
         + schema
-        + ".outbox_events SET parked = true WHERE position = ANY(?) AND processed_at IS NULL";
+        + ".outbox_events e SET parked = true, commit_lsn = k.l"
+        + " FROM unnest(?::pg_catalog.int8[], ?::pg_catalog.int8[]) AS k(p, l)"
+        + " WHERE e.position = k.p AND e.processed_at IS NULL";
   }
 
   /**
@@ -54,11 +61,17 @@ final class WalStatements {
         + (releaseDeadAggregates ? " AND dead_at IS NULL" : "");
   }
 
-  /** After the slot is created: every pending row is the drainer's (it is not in the stream). */
+  /**
+   * After the slot is created: every pending row is the drainer's (it is not in the stream), at
+   * commit order 0: before anything the slot streams, in position order among themselves (their
+   * commit order is not known; rows a lost slot's reader had parked committed before the new slot
+   * too, and join them).
+   */
   static String parkBacklog(String schema) {
     return "UPDATE "
         + schema
-        + ".outbox_events SET parked = true WHERE processed_at IS NULL AND NOT parked";
+        + ".outbox_events SET parked = true, commit_lsn = 0 WHERE processed_at IS NULL"
+        + " AND (NOT parked OR commit_lsn IS DISTINCT FROM 0)";
   }
 
   static final String WAL_LEVEL = "SHOW wal_level";

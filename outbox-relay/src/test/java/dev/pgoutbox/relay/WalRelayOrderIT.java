@@ -1,0 +1,132 @@
+package dev.pgoutbox.relay;
+
+import static dev.pgoutbox.relay.testing.EventRows.event;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.pgoutbox.core.Outbox;
+import dev.pgoutbox.relay.testing.RecordingPublisher;
+import dev.pgoutbox.relay.testing.TestWalRelays;
+import dev.pgoutbox.testing.DeliveryChecker;
+import dev.pgoutbox.testing.Eventually;
+import dev.pgoutbox.testing.TestSchema;
+import java.sql.Connection;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/**
+ * The WAL relay's order and completion where the reader and the drainer meet, on a real PostgreSQL
+ * with {@code wal_level=logical}: parked events drain in the commit order the slot gave them. Each
+ * test reads a slot of its own.
+ */
+class WalRelayOrderIT {
+
+  @RegisterExtension static final TestSchema db = TestSchema.migratedWithLogicalDecoding(10);
+
+  private final List<WalRelay> relays = new ArrayList<>();
+  private final List<ScheduledExecutorService> executors = new ArrayList<>();
+  private final List<String> slots = new ArrayList<>();
+
+  @BeforeEach
+  void emptyOutbox() {
+    db.execute("truncate outbox_events");
+  }
+
+  @AfterEach
+  void stopAndDropSlots() {
+    relays.forEach(r -> r.stop(Duration.ofSeconds(2)));
+    executors.forEach(ScheduledExecutorService::shutdownNow);
+    for (String slot : slots) {
+      Eventually.await("slot " + slot + " dropped", () -> db.dropReplicationSlot(slot));
+    }
+  }
+
+  /**
+   * Writers not serialized per aggregate: the first inserts seq 2 (the lower position) and commits
+   * last, the second inserts seq 1 and commits first. The broker refuses seq 1 once (retryable),
+   * which parks the aggregate, so seq 2 is parked behind it. The drainer used to claim them by
+   * position and published seq 2 before seq 1; it now follows the commit order recorded when they
+   * were parked.
+   */
+  @Test
+  void parkedEventsDrainInCommitOrderNotPositionOrder() throws Exception {
+    AtomicBoolean refusing = new AtomicBoolean(true);
+    RecordingPublisher publisher =
+        new RecordingPublisher()
+            .decide(
+                m ->
+                    refusing.get()
+                        ? PublishResult.retryable("broker says no")
+                        : PublishResult.published());
+    WalRelay relay = relay("parked_commit_order", publisher, config().build());
+    relay.start();
+    Eventually.await("the reader attached", relay::isReading);
+    Outbox outbox =
+        Outbox.builder().schema(db.schema()).serializeWritersPerAggregate(false).build();
+    try (Connection first = db.connect();
+        Connection second = db.connect()) {
+      first.setAutoCommit(false);
+      second.setAutoCommit(false);
+      outbox.append(first, event("o-1", 2));
+      outbox.append(second, event("o-1", 1));
+      second.commit();
+      first.commit();
+    }
+    Eventually.await(
+        "both events parked",
+        () ->
+            db.queryLong("select count(*) from outbox_events where parked and processed_at is null")
+                == 2);
+    assertThat(publisher.delivered()).isEmpty();
+
+    refusing.set(false);
+    Eventually.await("both published", () -> publisher.delivered().size() == 2);
+    assertThat(publisher.deliveredPayloads())
+        .as("commit order")
+        .extracting(DeliveryChecker::seqOf)
+        .containsExactly(1, 2);
+    Eventually.await("both completed", () -> pending() == 0);
+  }
+
+  static RelayConfig.Builder config() {
+    return RelayConfig.builder()
+        .batchSize(100)
+        .pollInterval(Duration.ofMillis(50))
+        .maxAttempts(1_000)
+        .publishTimeout(Duration.ofSeconds(10))
+        .exponentialBackoff(Duration.ofMillis(50), 1.0, 0.0, Duration.ofMillis(50));
+  }
+
+  private WalRelay relay(String slot, Publisher publisher, RelayConfig config) {
+    return relay(slot, publisher, config, RelayListener.NONE);
+  }
+
+  private WalRelay relay(
+      String slot, Publisher publisher, RelayConfig config, RelayListener listener) {
+    if (!slots.contains(slot)) {
+      slots.add(slot);
+    }
+    ScheduledExecutorService executor =
+        Executors.newScheduledThreadPool(3, Thread.ofPlatform().daemon(true).factory());
+    executors.add(executor);
+    WalRelay relay =
+        TestWalRelays.builder(db, slot, publisher)
+            .config(config)
+            .executor(executor)
+            .listener(listener)
+            .build();
+    relays.add(relay);
+    return relay;
+  }
+
+  private static long pending() {
+    return db.queryLong("select count(*) from outbox_events where processed_at is null");
+  }
+}

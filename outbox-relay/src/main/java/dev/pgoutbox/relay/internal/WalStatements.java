@@ -77,6 +77,18 @@ final class WalStatements {
   static final String WAL_LEVEL = "SHOW wal_level";
 
   /**
+   * After a completion committed asynchronously: the end of the WAL inserted so far (which its
+   * commit record is within) and the end of the WAL on disk, as {@code bigint}s.
+   */
+  static final String WAL_INSERTED_AND_FLUSHED =
+      "SELECT pg_catalog.pg_wal_lsn_diff(pg_catalog.pg_current_wal_insert_lsn(), '0/0')::pg_catalog.int8,"
+          + " pg_catalog.pg_wal_lsn_diff(pg_catalog.pg_current_wal_flush_lsn(), '0/0')::pg_catalog.int8";
+
+  /** The end of the WAL on disk, as a {@code bigint}. */
+  static final String WAL_FLUSHED =
+      "SELECT pg_catalog.pg_wal_lsn_diff(pg_catalog.pg_current_wal_flush_lsn(), '0/0')::pg_catalog.int8";
+
+  /**
    * The slot's state ({@link dev.pgoutbox.relay.WalSlotStats}); bind 1: the slot name. Columns:
    * plugin, whether it is this database's, wal_status, lag in bytes, active, and lag in
    * milliseconds: the age of the first pending event (by position) that is not parked, the oldest

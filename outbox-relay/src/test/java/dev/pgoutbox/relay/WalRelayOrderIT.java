@@ -13,6 +13,7 @@ import java.sql.Connection;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -93,6 +94,56 @@ class WalRelayOrderIT {
         .extracting(DeliveryChecker::seqOf)
         .containsExactly(1, 2);
     Eventually.await("both completed", () -> pending() == 0);
+  }
+
+  /**
+   * The slot's confirmed position moved by hand past an unread event ({@code
+   * pg_replication_slot_advance} while no reader streams it): the slot never streams that event,
+   * and a later event of its aggregate used to go out through the reader while the skipped one
+   * stayed pending for good. The reader notes the pending rows when it attaches; once the stream
+   * has passed every commit before then and one of them was not read, it falls back to the table
+   * (ERROR, {@code onWalFallBack}), and the later event, which it held back, follows the skipped
+   * one.
+   */
+  @Test
+  void aSlotAdvancedByHandPastUnreadEventsFallsBackWithNothingLostOrReordered() throws Exception {
+    List<String> fallBacks = new CopyOnWriteArrayList<>();
+    RelayListener listener =
+        new RelayListener() {
+          @Override
+          public void onWalFallBack(String slotName, String reason) {
+            fallBacks.add(reason);
+          }
+        };
+    RecordingPublisher publisher = new RecordingPublisher();
+    WalRelay first = relay("advanced", publisher, config().build(), listener);
+    first.start();
+    Eventually.await("the reader attached", first::isReading);
+    first.stop(Duration.ofSeconds(5));
+
+    Outbox outbox = Outbox.builder().schema(db.schema()).build();
+    db.dsl().transaction(tx -> outbox.append(tx.dsl(), event("x-1", 1)));
+    String past = db.dsl().fetchValue("select pg_current_wal_insert_lsn()::text").toString();
+    db.dsl().transaction(tx -> outbox.append(tx.dsl(), event("x-1", 2)));
+    Eventually.await(
+        "the slot advanced by hand past the first event",
+        () -> {
+          try {
+            db.execute("select pg_replication_slot_advance('advanced', '" + past + "')");
+            return true;
+          } catch (RuntimeException stillStreamed) {
+            return false;
+          }
+        });
+
+    WalRelay second = relay("advanced", publisher, config().build(), listener);
+    second.start();
+    Eventually.await("the relay fell back", second::hasFallenBack);
+    assertThat(fallBacks).singleElement().asString().contains("skipped 1 pending event");
+    Eventually.await("both published", () -> pending() == 0);
+    assertThat(publisher.deliveredPayloads())
+        .extracting(DeliveryChecker::seqOf)
+        .containsExactly(1, 2);
   }
 
   static RelayConfig.Builder config() {

@@ -85,6 +85,12 @@ public final class WalReader implements Runnable {
    */
   static final Duration PUBLICATION_CHECK_EVERY = Duration.ofSeconds(1);
 
+  /**
+   * Most pending rows the reader notes when it attaches, to check that the slot streams them (a
+   * slot advanced by hand skips them): the oldest ones by position.
+   */
+  static final int UNSEEN_CHECK_LIMIT = 10_000;
+
   private final ScheduledExecutorService executor;
   private final DataSource dataSource;
   private final Settings settings;
@@ -102,6 +108,8 @@ public final class WalReader implements Runnable {
   private final String parkSql;
   private final String stillParkedSql;
   private final String parkedAggregatesSql;
+  private final String unseenSql;
+  private final String stillUnsettledSql;
   private final String schema;
   private final CountDownLatch finished = new CountDownLatch(1);
 
@@ -139,6 +147,17 @@ public final class WalReader implements Runnable {
 
   /** The commit LSN of the transaction being read (from its Begin message). */
   private long readingCommitLsn;
+
+  /**
+   * The pending rows not parked when this stream attached, and not read from it yet, by aggregate:
+   * each committed before {@link #unseenUntil}, so the slot streams each before any transaction
+   * that commits from there on, unless its confirmed position was moved past them (a {@code
+   * pg_replication_slot_advance} by hand). See {@link #checkUnseen}.
+   */
+  private final Map<ClaimedRow.AggregateKey, java.util.TreeSet<Long>> unseen = new HashMap<>();
+
+  /** The WAL inserted when {@link #unseen} was read; 0 once checked. */
+  private long unseenUntil;
 
   /** A reader; {@link #start()} submits its first task. */
   public WalReader(
@@ -186,6 +205,8 @@ public final class WalReader implements Runnable {
     this.parkSql = WalStatements.park(schema);
     this.stillParkedSql = WalStatements.stillParked(schema, release);
     this.parkedAggregatesSql = WalStatements.parkedAggregates(schema, release);
+    this.unseenSql = WalStatements.unparkedPending(schema);
+    this.stillUnsettledSql = WalStatements.stillUnparkedPending(schema);
   }
 
   /** Submits the first task. */
@@ -222,7 +243,7 @@ public final class WalReader implements Runnable {
       } else {
         readAndPublish();
       }
-    } catch (PublicationDriftException e) {
+    } catch (PublicationDriftException | SlotSkippedEventsException e) {
       // Closed unconfirmed; the slot skipped events for good (they are pending in the table), so
       // no reader may resume it: dropped, and every instance falls back (see docs/wal-relay.md).
       running = false;
@@ -285,6 +306,7 @@ public final class WalReader implements Runnable {
     }
     // Read before the stream starts: a change to the publication from here on changes it.
     String baseline = requireIntactPublication();
+    loadUnseen();
     Connection opened = replicationConnections.open();
     PGReplicationStream started;
     try {
@@ -394,6 +416,9 @@ public final class WalReader implements Runnable {
       }
       switch (PgOutputDecoder.decode(buffer)) {
         case PgOutputDecoder.Begin b -> {
+          if (unseenUntil != 0 && b.finalLsn() >= unseenUntil) {
+            checkUnseen();
+          }
           inTransaction = true;
           readingXid = b.xid();
           readingCommitLsn = b.finalLsn();
@@ -409,6 +434,7 @@ public final class WalReader implements Runnable {
         case PgOutputDecoder.Insert insert -> {
           ClaimedRow row = rows.row(insert);
           if (row != null) {
+            seen(row);
             batch.add(row);
             batchCommitLsns.add(readingCommitLsn);
             batchBytes +=
@@ -507,6 +533,90 @@ public final class WalReader implements Runnable {
   }
 
   /**
+   * Notes the pending rows that are not parked (the oldest {@link #UNSEEN_CHECK_LIMIT}), and then
+   * the WAL inserted so far: each of them committed before it.
+   */
+  private void loadUnseen() throws SQLException {
+    unseen.clear();
+    unseenUntil = 0;
+    long until;
+    try (Connection c = dataSource.getConnection();
+        PreparedStatement ps = c.prepareStatement(unseenSql)) {
+      ps.setInt(1, UNSEEN_CHECK_LIMIT);
+      try (ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) {
+          unseen
+              .computeIfAbsent(
+                  new ClaimedRow.AggregateKey(rs.getString(2), rs.getString(3)),
+                  k -> new java.util.TreeSet<>())
+              .add(rs.getLong(1));
+        }
+      }
+      try (Statement s = c.createStatement();
+          ResultSet rs = s.executeQuery(WalStatements.WAL_INSERTED_AND_FLUSHED)) {
+        rs.next();
+        until = rs.getLong(1);
+      }
+    }
+    unseenUntil = unseen.isEmpty() ? 0 : Math.max(1, until);
+  }
+
+  /** {@code row} was read from the stream. */
+  private void seen(ClaimedRow row) {
+    if (unseenUntil == 0) {
+      return;
+    }
+    java.util.TreeSet<Long> positions = unseen.get(row.aggregate());
+    if (positions != null && positions.remove(row.position()) && positions.isEmpty()) {
+      unseen.remove(row.aggregate());
+    }
+  }
+
+  /** Whether a row of {@code row}'s aggregate with a lower position is still unseen. */
+  private boolean behindUnseen(ClaimedRow row) {
+    if (unseenUntil == 0) {
+      return false;
+    }
+    java.util.TreeSet<Long> positions = unseen.get(row.aggregate());
+    return positions != null && !positions.isEmpty() && positions.first() < row.position();
+  }
+
+  /**
+   * The stream has passed every commit before {@link #unseenUntil}: a row noted then and never read
+   * that is still pending and not parked was skipped by the slot, whose confirmed position was
+   * moved past it by hand. Only the table knows it now: the slot is unusable (see
+   * docs/wal-relay.md).
+   */
+  private void checkUnseen() throws SQLException {
+    List<Long> positions = new ArrayList<>();
+    unseen.values().forEach(positions::addAll);
+    unseen.clear();
+    unseenUntil = 0;
+    if (positions.isEmpty()) {
+      return;
+    }
+    long skipped;
+    try (Connection c = dataSource.getConnection();
+        PreparedStatement ps = c.prepareStatement(stillUnsettledSql)) {
+      ps.setArray(1, c.createArrayOf("int8", positions.toArray(Long[]::new)));
+      try (ResultSet rs = ps.executeQuery()) {
+        rs.next();
+        skipped = rs.getLong(1);
+      }
+    }
+    if (skipped > 0) {
+      throw new SlotSkippedEventsException(
+          "replication slot "
+              + slot.slotName()
+              + " skipped "
+              + skipped
+              + " pending event(s) committed before its confirmed position, which this relay"
+              + " did not confirm (moved by hand, pg_replication_slot_advance?): they are only in"
+              + " the table");
+    }
+  }
+
+  /**
    * Fails (and the reader attaches again) unless {@code pid}, the WAL sender streaming the slot
    * now, is this reader's; {@code consequence} ends the message.
    */
@@ -526,6 +636,9 @@ public final class WalReader implements Runnable {
 
   /** With nothing in flight and no transaction half read, the slot may move to what was read. */
   private void confirmWhileIdle(PGReplicationStream current) throws SQLException {
+    if (unseenUntil != 0 && !inTransaction && current.getLastReceiveLSN().asLong() >= unseenUntil) {
+      checkUnseen();
+    }
     if (!inTransaction
         && batch.isEmpty()
         && completer.backlog() == 0
@@ -567,6 +680,14 @@ public final class WalReader implements Runnable {
     for (ClaimedRow row : rowsRead) {
       if (stillParked.contains(row.aggregate()) || stopped.contains(row.aggregate())) {
         park.add(row.position());
+        continue;
+      }
+      if (behindUnseen(row)) {
+        // An older row of its aggregate, pending when the stream attached, has not been read:
+        // committed later (with writers not serialized), or skipped by the slot. Handed to the
+        // drainer, which follows the commit order, or after a fall-back the position order.
+        park.add(row.position());
+        stopped.add(row.aggregate());
         continue;
       }
       if (!row.due()) {
@@ -892,6 +1013,15 @@ public final class WalReader implements Runnable {
     private static final long serialVersionUID = 1L;
 
     PublicationDriftException(String message) {
+      super(message);
+    }
+  }
+
+  /** The slot skipped events that are still pending: no reader may resume it. */
+  private static final class SlotSkippedEventsException extends RuntimeException {
+    private static final long serialVersionUID = 1L;
+
+    SlotSkippedEventsException(String message) {
       super(message);
     }
   }

@@ -53,6 +53,24 @@ final class WalStatements {
         + "(pg_catalog.hashtext('pgoutbox.wal-parking:' || ?::pg_catalog.text), 3)";
   }
 
+  /**
+   * The oldest pending rows not parked, when a reader attaches (position, aggregate type and id);
+   * bind 1: most rows. Through the pending index.
+   */
+  static String unparkedPending(String schema) {
+    return "SELECT position, aggregate_type, aggregate_id FROM "
+        + schema
+        + ".outbox_events WHERE processed_at IS NULL AND NOT parked ORDER BY position LIMIT ?";
+  }
+
+  /** How many of the given rows are still pending and not parked; bind 1: positions. */
+  static String stillUnparkedPending(String schema) {
+    return "SELECT count(*) FROM "
+        + schema
+        + ".outbox_events WHERE position = ANY(?::pg_catalog.int8[]) AND processed_at IS NULL"
+        + " AND NOT parked";
+  }
+
   /** Every aggregate with a pending parked row: the reader's parked set when it attaches. */
   static String parkedAggregates(String schema, boolean releaseDeadAggregates) {
     return "SELECT DISTINCT aggregate_type, aggregate_id FROM "

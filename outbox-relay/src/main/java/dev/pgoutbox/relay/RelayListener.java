@@ -68,6 +68,13 @@ public interface RelayListener {
    */
   default void onWalFallBack(String slotName, String reason) {}
 
+  /**
+   * A {@link WalRelay} that had fallen back ({@link #onWalFallBack}) found a new slot of its name,
+   * created by another instance's start: it claims only parked events again and stands by to read
+   * the slot. Called once per return. See docs/wal-relay.md.
+   */
+  default void onWalResumed(String slotName) {}
+
   /** A listener that calls each of {@code listeners} in turn. */
   static RelayListener composite(List<RelayListener> listeners) {
     List<RelayListener> all = List.copyOf(listeners);
@@ -120,6 +127,11 @@ public interface RelayListener {
       @Override
       public void onWalFallBack(String slotName, String reason) {
         all.forEach(l -> l.onWalFallBack(slotName, reason));
+      }
+
+      @Override
+      public void onWalResumed(String slotName) {
+        all.forEach(l -> l.onWalResumed(slotName));
       }
     };
   }

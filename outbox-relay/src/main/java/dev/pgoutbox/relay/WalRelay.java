@@ -105,7 +105,7 @@ public final class WalRelay implements AutoCloseable {
   private boolean stopped;
   private volatile boolean fallenBack;
   private @Nullable ScheduledExecutorService executor;
-  private @Nullable WalReader reader;
+  private volatile @Nullable WalReader reader;
   private @Nullable RelayLoop drainer;
   private @Nullable ScheduledFuture<?> statsTask;
   private @Nullable ScheduledFuture<?> heartbeatTask;
@@ -264,21 +264,7 @@ public final class WalRelay implements AutoCloseable {
     if (state.lost()) {
       fallBack("replication slot " + slot.slotName() + " was invalidated (wal_status lost)");
     } else {
-      reader =
-          new WalReader(
-              exec,
-              dataSource,
-              schema,
-              OutboxSchema.jooqSettings(schema),
-              replicationConnections,
-              slot,
-              publisher,
-              tracing,
-              config,
-              listener,
-              log,
-              attachRetry,
-              this::fallBack);
+      reader = newReader(exec);
       reader.start();
     }
     heartbeatTask =
@@ -322,8 +308,53 @@ public final class WalRelay implements AutoCloseable {
     }
   }
 
+  private WalReader newReader(ScheduledExecutorService exec) {
+    return new WalReader(
+        exec,
+        dataSource,
+        schema,
+        OutboxSchema.jooqSettings(schema),
+        replicationConnections,
+        slot,
+        publisher,
+        tracing,
+        config,
+        listener,
+        log,
+        attachRetry,
+        this::fallBack);
+  }
+
   private void fallBack(String reason) {
     fallenBack = true;
+    // A slot created from here on (another instance's start, after the slot is dropped) has a
+    // reader
+    // that publishes the rows it does not park: from then on this instance's drainer claims parked
+    // rows only again, and it stands by to read the slot (see docs/wal-relay.md).
+    long fellBackAt;
+    try {
+      fellBackAt = slot.walInserted();
+    } catch (SQLException e) {
+      fellBackAt = Long.MAX_VALUE;
+      log.warn(
+          "Could not read the WAL position ({}): this instance keeps claiming every pending event"
+              + " until it is restarted, even once a new slot exists",
+          e.toString());
+    }
+    long since = fellBackAt;
+    drainerRunner.fallBackGuard(
+        new BatchRunner.FallBackGuard() {
+          @Override
+          public BatchRunner.FallBackDecision decide(java.sql.Connection connection)
+              throws SQLException {
+            return slot.afterFallBack(connection, since);
+          }
+
+          @Override
+          public void resumed() {
+            resumeWal();
+          }
+        });
     drainerRunner.parkedOnly(false);
     listener.onWalFallBack(slot.slotName(), reason);
     log.error(
@@ -336,6 +367,25 @@ public final class WalRelay implements AutoCloseable {
         reason,
         schema,
         slot.slotName());
+  }
+
+  /** A new slot of the name exists: back to the parking rule, and a reader that stands by. */
+  private synchronized void resumeWal() {
+    if (stopped || !fallenBack) {
+      return;
+    }
+    fallenBack = false;
+    log.warn(
+        "Replication slot {} exists again (created by another instance's start): this instance"
+            + " claims parked events only again and stands by to read the slot",
+        slot.slotName());
+    listener.onWalResumed(slot.slotName());
+    ScheduledExecutorService exec = executor;
+    if (exec != null) {
+      WalReader next = newReader(exec);
+      reader = next;
+      next.start();
+    }
   }
 
   /**

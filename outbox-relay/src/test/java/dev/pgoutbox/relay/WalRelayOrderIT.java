@@ -146,6 +146,85 @@ class WalRelayOrderIT {
         .containsExactly(1, 2);
   }
 
+  /**
+   * After the slot was dropped every instance falls back and claims every pending row. One of them
+   * restarted creates a new slot (parking the pending backlog) and reads it, publishing the rows it
+   * does not park; the instance still fallen back used to keep claiming those rows beside it, so
+   * both published them (again, after later ones). The fallen-back instance now finds the new slot
+   * in its next claim (behind the creation lock, so no claim of its overlaps the creation), claims
+   * parked rows only from then on, stands by, and takes over the slot when the reader stops.
+   */
+  @Test
+  void aFallenBackInstanceFollowsTheNewSlotAnotherInstanceCreated() throws Exception {
+    List<String> resumed = new CopyOnWriteArrayList<>();
+    RelayListener listener =
+        new RelayListener() {
+          @Override
+          public void onWalResumed(String slotName) {
+            resumed.add(slotName);
+          }
+        };
+    RecordingPublisher publisherA = new RecordingPublisher();
+    WalRelay a = relay("follow", publisherA, config().build(), listener);
+    a.start();
+    Eventually.await("A reads the slot", a::isReading);
+    WalRelay b = relay("follow", new RecordingPublisher(), config().build());
+    b.start();
+    Outbox outbox = Outbox.builder().schema(db.schema()).build();
+    db.dsl().transaction(tx -> outbox.append(tx.dsl(), event("x-1", 1)));
+    Eventually.await("published through the slot", () -> pending() == 0);
+
+    Eventually.await(
+        "the slot dropped",
+        () -> {
+          terminateReader("follow");
+          return db.dropReplicationSlot("follow") && !slotExists("follow");
+        });
+    Eventually.await("both fell back", () -> a.hasFallenBack() && b.hasFallenBack());
+
+    b.stop(Duration.ofSeconds(5));
+    RecordingPublisher publisherB = new RecordingPublisher();
+    WalRelay restarted = relay("follow", publisherB, config().build());
+    restarted.start();
+    Eventually.await("the restarted instance reads the new slot", restarted::isReading);
+
+    // The new slot's reader holds an event in its publisher. The fallen-back instance used to claim
+    // and publish it too (as it claimed every pending row); now its next claim finds the new slot.
+    publisherB.closeGate();
+    db.dsl().transaction(tx -> outbox.append(tx.dsl(), event("n-1", 1)));
+    assertThat(publisherB.awaitEntered(30)).isTrue();
+    Eventually.await(
+        "the fallen-back instance follows the new slot, or publishes the reader's event",
+        () -> !a.hasFallenBack() || publisherA.delivered().size() > 1);
+    assertThat(publisherA.delivered()).extracting(OutboxMessage::aggregateId).containsOnly("x-1");
+    assertThat(resumed).containsExactly("follow");
+    publisherB.open();
+    Eventually.await("published and completed", () -> pending() == 0);
+    assertThat(publisherA.delivered()).extracting(OutboxMessage::aggregateId).containsOnly("x-1");
+    assertThat(publisherB.delivered())
+        .extracting(OutboxMessage::aggregateId)
+        .containsExactly("n-1");
+
+    restarted.stop(Duration.ofSeconds(5));
+    Eventually.await("the other instance takes the slot over", a::isReading);
+    db.dsl().transaction(tx -> outbox.append(tx.dsl(), event("n-1", 2)));
+    Eventually.await("published by it", () -> publisherA.delivered().size() == 2);
+    Eventually.await("completed", () -> pending() == 0);
+  }
+
+  private static void terminateReader(String slot) {
+    db.execute(
+        "select pg_terminate_backend(active_pid) from pg_replication_slots where slot_name = '"
+            + slot
+            + "' and active_pid is not null");
+  }
+
+  private static boolean slotExists(String slot) {
+    return db.queryLong(
+            "select count(*) from pg_replication_slots where slot_name = '" + slot + "'")
+        > 0;
+  }
+
   static RelayConfig.Builder config() {
     return RelayConfig.builder()
         .batchSize(100)

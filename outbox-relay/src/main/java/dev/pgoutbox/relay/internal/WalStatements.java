@@ -164,6 +164,20 @@ final class WalStatements {
           + " FROM (SELECT * FROM pg_stat_activity WHERE backend_xid IS NOT NULL"
           + " AND pid <> pg_backend_pid() ORDER BY xact_start) a";
 
+  /**
+   * A fallen-back instance's guard, in its drainer's claim transaction: whether it got the creation
+   * lock ({@link #CREATION_LOCK}) shared, held until the claim commits (no instance is creating the
+   * slot, and none can until then), and whether a usable slot of the name exists that was created
+   * after the instance fell back (confirmed past the WAL inserted then). Binds 1 and 2: the slot
+   * name; 3: that WAL position ({@code bigint}).
+   */
+  static final String FALL_BACK_GUARD =
+      "SELECT pg_catalog.pg_try_advisory_xact_lock_shared("
+          + "pg_catalog.hashtext('pgoutbox.wal-create:' || ?::pg_catalog.text), 3),"
+          + " EXISTS (SELECT 1 FROM pg_catalog.pg_replication_slots WHERE slot_name = ?"
+          + " AND wal_status IS DISTINCT FROM 'lost'"
+          + " AND pg_catalog.pg_wal_lsn_diff(confirmed_flush_lsn, '0/0') > ?)";
+
   /** Bind 1: the slot name. */
   static final String DROP_SLOT = "SELECT pg_drop_replication_slot(?)";
 

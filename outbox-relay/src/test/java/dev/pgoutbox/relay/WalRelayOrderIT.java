@@ -186,29 +186,37 @@ class WalRelayOrderIT {
     RecordingPublisher publisherB = new RecordingPublisher();
     WalRelay restarted = relay("follow", publisherB, config().build());
     restarted.start();
-    Eventually.await("the restarted instance reads the new slot", restarted::isReading);
+    Eventually.await(
+        "an instance reads the new slot", () -> restarted.isReading() || a.isReading());
 
-    // The new slot's reader holds an event in its publisher. The fallen-back instance used to claim
-    // and publish it too (as it claimed every pending row); now its next claim finds the new slot.
+    // The restarted instance's publisher holds what it is given. Were it the reader, the
+    // fallen-back instance used to claim and publish the held event too (it claimed every pending
+    // row); now its next claim finds the new slot.
     publisherB.closeGate();
     db.dsl().transaction(tx -> outbox.append(tx.dsl(), event("n-1", 1)));
-    assertThat(publisherB.awaitEntered(30)).isTrue();
     Eventually.await(
-        "the fallen-back instance follows the new slot, or publishes the reader's event",
-        () -> !a.hasFallenBack() || publisherA.delivered().size() > 1);
-    assertThat(publisherA.delivered()).extracting(OutboxMessage::aggregateId).containsOnly("x-1");
+        "the fallen-back instance follows the new slot, or publishes the new event",
+        () -> !a.hasFallenBack() || publisherA.published("n-1"));
     assertThat(resumed).containsExactly("follow");
     publisherB.open();
     Eventually.await("published and completed", () -> pending() == 0);
-    assertThat(publisherA.delivered()).extracting(OutboxMessage::aggregateId).containsOnly("x-1");
-    assertThat(publisherB.delivered())
-        .extracting(OutboxMessage::aggregateId)
-        .containsExactly("n-1");
+    List<OutboxMessage> all = new ArrayList<>(publisherA.delivered());
+    all.addAll(publisherB.delivered());
+    assertThat(all).extracting(OutboxMessage::aggregateId).containsOnlyOnce("n-1");
 
-    restarted.stop(Duration.ofSeconds(5));
-    Eventually.await("the other instance takes the slot over", a::isReading);
+    // Whichever reads, the other stands by and takes the slot over when it stops.
+    boolean aReads = a.isReading();
+    WalRelay other = aReads ? restarted : a;
+    RecordingPublisher otherPublisher = aReads ? publisherB : publisherA;
+    (aReads ? a : restarted).stop(Duration.ofSeconds(5));
+    Eventually.await("the other instance takes the slot over", other::isReading);
     db.dsl().transaction(tx -> outbox.append(tx.dsl(), event("n-1", 2)));
-    Eventually.await("published by it", () -> publisherA.delivered().size() == 2);
+    Eventually.await(
+        "published by it",
+        () ->
+            otherPublisher.delivered().stream()
+                .anyMatch(
+                    m -> m.aggregateId().equals("n-1") && DeliveryChecker.seqOf(m.payload()) == 2));
     Eventually.await("completed", () -> pending() == 0);
   }
 

@@ -404,7 +404,14 @@ final class ClaimStatements {
                       before.COMMIT_LSN.desc(),
                       before.POSITION.desc())
                   .limit(DSL.inline(1)));
-      noEarlierRow = earlierParkedRow.isNull().and(noEarlierRow);
+      // Asked first, and the probe above only for the candidates it leaves (a CASE fixes the
+      // order, which PostgreSQL otherwise picks by cost): in a hot aggregate's parked backlog every
+      // candidate but the head finds its parked predecessor at once, where the probe above would
+      // step back over all the aggregate's parked rows below it.
+      noEarlierRow =
+          DSL.condition(
+              DSL.when(earlierParkedRow.isNull(), DSL.field(noEarlierRow))
+                  .otherwise(DSL.inline(false)));
     }
     // A candidate whose aggregate another relay holds is skipped before the probe: the probe is
     // most of a head's cost (an index descent comparing text keys), and with several relays each

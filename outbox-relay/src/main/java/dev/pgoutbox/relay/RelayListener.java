@@ -62,9 +62,10 @@ public interface RelayListener {
 
   /**
    * A {@link WalRelay} stopped reading its slot and publishes every pending event through its table
-   * relay from now on: the slot was dropped or invalidated, or its publication stopped streaming
-   * the outbox's inserts whole (then the relay drops the slot, whose stream skipped events). Called
-   * once per instance; {@code reason} says what happened. See docs/wal-relay.md.
+   * relay from now on: the slot was dropped or invalidated, its publication stopped streaming the
+   * outbox's inserts whole, or its confirmed position was moved past pending events (then the relay
+   * drops the slot, whose stream skipped events). Called once per fall-back; {@code reason} says
+   * what happened. See docs/wal-relay.md.
    */
   default void onWalFallBack(String slotName, String reason) {}
 

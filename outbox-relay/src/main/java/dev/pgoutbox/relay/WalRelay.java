@@ -51,9 +51,11 @@ import org.jspecify.annotations.Nullable;
  * An event that fails is <i>parked</i> (attempts, backoff, {@code last_error}, dead letter, as the
  * table relay records them) with the later events of its aggregate, and every instance's table
  * relay (the <i>drainer</i>) publishes parked events with the usual claim, backoff and dead
- * letters; the aggregate returns to the reader once nothing of it is parked. If the slot is dropped
- * or invalidated, the relay says so at ERROR and its drainer publishes every pending event from
- * then on, as {@link OutboxRelay} does.
+ * letters, per aggregate in the commit order the slot gave them; the aggregate returns to the
+ * reader once nothing of it is parked. If the slot is dropped or invalidated, or skipped events
+ * (its position moved by hand), the relay says so at ERROR and its drainer publishes every pending
+ * event from then on, as {@link OutboxRelay} does, until another instance's start creates a new
+ * slot: the instance then claims parked events only again and stands by to read it.
  *
  * <p><b>Settings.</b> {@link RelayConfig} as for {@link OutboxRelay}, with strict ordering (the
  * default; {@code UNORDERED} is refused). The drainer polls every {@code pollInterval}.
@@ -187,8 +189,9 @@ public final class WalRelay implements AutoCloseable {
   }
 
   /**
-   * Whether the slot was lost (dropped or invalidated) and this instance publishes every pending
-   * event through its table relay.
+   * Whether the slot was lost (dropped, invalidated, or it skipped events) and this instance
+   * publishes every pending event through its table relay; false again once it follows a new slot
+   * another instance's start created ({@link RelayListener#onWalResumed}).
    */
   public boolean hasFallenBack() {
     return fallenBack;

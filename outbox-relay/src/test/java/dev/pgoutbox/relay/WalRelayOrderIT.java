@@ -234,7 +234,7 @@ class WalRelayOrderIT {
     db.dsl().transaction(tx -> outbox.append(tx.dsl(), event("n-1", 1)));
     Eventually.await(
         "the fallen-back instance follows the new slot, or publishes the new event",
-        () -> !a.hasFallenBack() || publisherA.published("n-1"));
+        () -> (!a.hasFallenBack() && !resumed.isEmpty()) || publisherA.published("n-1"));
     assertThat(resumed).containsExactly("follow");
     publisherB.open();
     Eventually.await("published and completed", () -> pending() == 0);

@@ -265,7 +265,9 @@ public final class WalRelay implements AutoCloseable {
         hostExecutor != null ? "host's" : "own pool of " + OWN_THREADS);
     drainer.start();
     if (state.lost()) {
-      fallBack("replication slot " + slot.slotName() + " was invalidated (wal_status lost)");
+      fallBack(
+          "replication slot " + slot.slotName() + " was invalidated (wal_status lost)",
+          walInsertedOrNever());
     } else {
       reader = newReader(exec);
       reader.start();
@@ -328,23 +330,28 @@ public final class WalRelay implements AutoCloseable {
         this::fallBack);
   }
 
-  private void fallBack(String reason) {
-    fallenBack = true;
-    // A slot created from here on (another instance's start, after the slot is dropped) has a
-    // reader
-    // that publishes the rows it does not park: from then on this instance's drainer claims parked
-    // rows only again, and it stands by to read the slot (see docs/wal-relay.md).
-    long fellBackAt;
+  /** The WAL inserted so far, or {@link Long#MAX_VALUE} (a new slot is never followed). */
+  private long walInsertedOrNever() {
     try {
-      fellBackAt = slot.walInserted();
+      return slot.walInserted();
     } catch (SQLException e) {
-      fellBackAt = Long.MAX_VALUE;
       log.warn(
           "Could not read the WAL position ({}): this instance keeps claiming every pending event"
               + " until it is restarted, even once a new slot exists",
           e.toString());
+      return Long.MAX_VALUE;
     }
-    long since = fellBackAt;
+  }
+
+  /**
+   * Falls back to claiming every pending row; {@code since}: the WAL position read before the slot
+   * was last found unusable.
+   */
+  private void fallBack(String reason, long since) {
+    fallenBack = true;
+    // A slot created from `since` on (another instance's start, after the slot is dropped) has a
+    // reader that publishes the rows it does not park: from then on this instance's drainer claims
+    // parked rows only again, and it stands by to read the slot (see docs/wal-relay.md).
     drainerRunner.fallBackGuard(
         new BatchRunner.FallBackGuard() {
           @Override

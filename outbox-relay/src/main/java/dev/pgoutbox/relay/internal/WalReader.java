@@ -32,7 +32,6 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
-import java.util.function.Consumer;
 import javax.sql.DataSource;
 import org.jooq.SQLDialect;
 import org.jooq.conf.Settings;
@@ -102,7 +101,7 @@ public final class WalReader implements Runnable {
   private final RelayListener listener;
   private final RelayLog log;
   private final Duration attachRetry;
-  private final Consumer<String> onSlotLost;
+  private final SlotLost onSlotLost;
   private final WalCompleter completer;
   private final Marker marker;
   private final String parkSql;
@@ -173,7 +172,7 @@ public final class WalReader implements Runnable {
       RelayListener listener,
       RelayLog log,
       Duration attachRetry,
-      Consumer<String> onSlotLost) {
+      SlotLost onSlotLost) {
     this.executor = executor;
     // Parking and the parked checks are rare: their sessions run under the fixed path throughout.
     this.dataSource = SearchPath.pinned(dataSource);
@@ -248,9 +247,11 @@ public final class WalReader implements Runnable {
       // no reader may resume it: dropped, and every instance falls back (see docs/wal-relay.md).
       running = false;
       closeStream();
+      // Before the drop: a slot of this name created from here on is a new one.
+      long before = walInsertedOrNever();
       String notDropped = slot.dropStreamedOrNot(Duration.ofSeconds(10));
       finish();
-      onSlotLost.accept(
+      onSlotLost.lost(
           e.getMessage()
               + (notDropped == null
                   ? "; the slot was dropped, so that no reader resumes it"
@@ -258,12 +259,13 @@ public final class WalReader implements Runnable {
                       + notDropped
                       + "): drop it (SELECT pg_drop_replication_slot('"
                       + slot.slotName()
-                      + "')) before any WAL relay starts again"));
+                      + "')) before any WAL relay starts again"),
+          before);
     } catch (SlotLostException e) {
       running = false;
       closeStream();
       finish();
-      onSlotLost.accept(e.getMessage());
+      onSlotLost.lost(e.getMessage(), e.walBefore);
     } catch (InterruptedException e) {
       log.warn("WAL reader interrupted; what it read and did not settle is read again");
       running = false;
@@ -293,12 +295,9 @@ public final class WalReader implements Runnable {
 
   private void attach() throws SQLException {
     WalSlotStats state = slot.read();
-    if (state == null) {
-      throw new SlotLostException("replication slot " + slot.slotName() + " was dropped");
-    }
-    if (state.lost()) {
-      throw new SlotLostException(
-          "replication slot " + slot.slotName() + " was invalidated (wal_status lost)");
+    if (state == null || state.lost()) {
+      requireSlot();
+      return;
     }
     if (state.active()) {
       standBy("streamed by another instance");
@@ -318,13 +317,12 @@ public final class WalReader implements Runnable {
         standBy("another instance attached first");
         return;
       }
-      if ("42704".equals(e.getSQLState())) {
-        throw new SlotLostException("replication slot " + slot.slotName() + " was dropped");
-      }
       String message = String.valueOf(e.getMessage());
-      if (message.contains("invalidated") || message.contains("can no longer get changes")) {
-        throw new SlotLostException(
-            "replication slot " + slot.slotName() + " was invalidated: " + message);
+      if ("42704".equals(e.getSQLState())
+          || message.contains("invalidated")
+          || message.contains("can no longer get changes")) {
+        requireSlot();
+        return;
       }
       throw e;
     }
@@ -356,6 +354,34 @@ public final class WalReader implements Runnable {
         slot.slotName(),
         parked.size());
     schedule(0);
+  }
+
+  /**
+   * The slot looked dropped or invalidated: fails with {@link SlotLostException} when it still is
+   * after the WAL position was read (any slot of the name created from that position on is a new
+   * one, which an instance that falls back follows), else tries to attach again at once.
+   */
+  private void requireSlot() throws SQLException {
+    long before = slot.walInserted();
+    WalSlotStats state = slot.read();
+    if (state == null) {
+      throw new SlotLostException("replication slot " + slot.slotName() + " was dropped", before);
+    }
+    if (state.lost()) {
+      throw new SlotLostException(
+          "replication slot " + slot.slotName() + " was invalidated (wal_status lost)", before);
+    }
+    schedule(0);
+  }
+
+  /** The WAL inserted so far, or {@link Long#MAX_VALUE} when it cannot be read. */
+  private long walInsertedOrNever() {
+    try {
+      return slot.walInserted();
+    } catch (SQLException e) {
+      log.warn("Could not read the WAL position ({})", e.toString());
+      return Long.MAX_VALUE;
+    }
   }
 
   private void standBy(String why) {
@@ -1030,8 +1056,22 @@ public final class WalReader implements Runnable {
   private static final class SlotLostException extends RuntimeException {
     private static final long serialVersionUID = 1L;
 
-    SlotLostException(String message) {
+    /** The WAL inserted before the slot was last seen gone or invalidated. */
+    final long walBefore;
+
+    SlotLostException(String message, long walBefore) {
       super(message);
+      this.walBefore = walBefore;
     }
+  }
+
+  /**
+   * What the reader calls once its slot is unusable: why, and the WAL position read before it last
+   * found it so (a slot of the name created from there on is a new one).
+   */
+  @FunctionalInterface
+  public interface SlotLost {
+    /** The reader stopped; {@code reason} says why. */
+    void lost(String reason, long walBefore);
   }
 }

@@ -11,7 +11,8 @@ ALTER TABLE outbox_events ADD COLUMN IF NOT EXISTS error_history jsonb;
 
 -- [jooq ignore start]
 -- Roles that record failures today (grants.sql gives the relay UPDATE by column) may write the new
--- column too, so a relay under least privilege keeps recording failures after this migration
+-- columns of versions 12 and 13 too (commit_lsn: the WAL relay's parking; error_history: every
+-- failure), so a relay under least privilege keeps recording failures after these migrations
 -- without a regrant. Roles with table-wide UPDATE need nothing.
 DO
 $$
@@ -27,7 +28,7 @@ BEGIN
           AND a.attname OPERATOR(pg_catalog.=) 'last_error'
           AND acl.privilege_type OPERATOR(pg_catalog.=) 'UPDATE'
     LOOP
-        EXECUTE 'GRANT UPDATE (error_history) ON TABLE outbox_events TO ' OPERATOR(pg_catalog.||)
+        EXECUTE 'GRANT UPDATE (commit_lsn, error_history) ON TABLE outbox_events TO ' OPERATOR(pg_catalog.||)
                 grantee_name;
     END LOOP;
 END

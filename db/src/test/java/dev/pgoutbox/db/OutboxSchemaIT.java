@@ -28,7 +28,7 @@ class OutboxSchemaIT {
         .load()
         .migrate();
 
-    assertThat(OutboxSchema.migrate(db.dataSource(), db.schema())).isEqualTo(12);
+    assertThat(OutboxSchema.migrate(db.dataSource(), db.schema())).isEqualTo(13);
     assertThat(OutboxSchema.migrate(db.dataSource(), db.schema()))
         .as("a second call applies nothing")
         .isZero();
@@ -75,7 +75,7 @@ class OutboxSchemaIT {
   }
 
   @Test
-  void aRoleThatRecordsFailuresKeepsDoingSoAfterVersion13AddsErrorHistory() throws Exception {
+  void aRoleThatRecordsFailuresKeepsDoingSoAfterVersions12And13AddColumns() throws Exception {
     String other = db.schema() + "_upgraded";
     String relayRole = other + "_relay";
     try {
@@ -107,6 +107,14 @@ class OutboxSchemaIT {
                       relayRole,
                       other + ".outbox_events"))
           .as("the relay role may append to error_history without a regrant")
+          .isEqualTo(true);
+      assertThat(
+              db.dsl()
+                  .fetchValue(
+                      "select has_column_privilege(?, ?, 'commit_lsn', 'UPDATE')",
+                      relayRole,
+                      other + ".outbox_events"))
+          .as("and park with the commit order of version 12")
           .isEqualTo(true);
       assertThat(
               db.dsl()

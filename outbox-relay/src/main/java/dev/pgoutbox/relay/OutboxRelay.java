@@ -476,6 +476,11 @@ public final class OutboxRelay implements AutoCloseable {
       guard(() -> delegate.onWalFallBack(slotName, reason));
     }
 
+    @Override
+    public void onWalResumed(String slotName) {
+      guard(() -> delegate.onWalResumed(slotName));
+    }
+
     private void guard(Runnable call) {
       try {
         call.run();

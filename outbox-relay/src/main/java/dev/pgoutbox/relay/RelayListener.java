@@ -62,11 +62,19 @@ public interface RelayListener {
 
   /**
    * A {@link WalRelay} stopped reading its slot and publishes every pending event through its table
-   * relay from now on: the slot was dropped or invalidated, or its publication stopped streaming
-   * the outbox's inserts whole (then the relay drops the slot, whose stream skipped events). Called
-   * once per instance; {@code reason} says what happened. See docs/wal-relay.md.
+   * relay from now on: the slot was dropped or invalidated, its publication stopped streaming the
+   * outbox's inserts whole, or its confirmed position was moved past pending events (then the relay
+   * drops the slot, whose stream skipped events). Called once per fall-back; {@code reason} says
+   * what happened. See docs/wal-relay.md.
    */
   default void onWalFallBack(String slotName, String reason) {}
+
+  /**
+   * A {@link WalRelay} that had fallen back ({@link #onWalFallBack}) found a new slot of its name,
+   * created by another instance's start: it claims only parked events again and stands by to read
+   * the slot. Called once per return. See docs/wal-relay.md.
+   */
+  default void onWalResumed(String slotName) {}
 
   /** A listener that calls each of {@code listeners} in turn. */
   static RelayListener composite(List<RelayListener> listeners) {
@@ -120,6 +128,11 @@ public interface RelayListener {
       @Override
       public void onWalFallBack(String slotName, String reason) {
         all.forEach(l -> l.onWalFallBack(slotName, reason));
+      }
+
+      @Override
+      public void onWalResumed(String slotName) {
+        all.forEach(l -> l.onWalResumed(slotName));
       }
     };
   }

@@ -51,9 +51,11 @@ import org.jspecify.annotations.Nullable;
  * An event that fails is <i>parked</i> (attempts, backoff, {@code last_error}, dead letter, as the
  * table relay records them) with the later events of its aggregate, and every instance's table
  * relay (the <i>drainer</i>) publishes parked events with the usual claim, backoff and dead
- * letters; the aggregate returns to the reader once nothing of it is parked. If the slot is dropped
- * or invalidated, the relay says so at ERROR and its drainer publishes every pending event from
- * then on, as {@link OutboxRelay} does.
+ * letters, per aggregate in the commit order the slot gave them; the aggregate returns to the
+ * reader once nothing of it is parked. If the slot is dropped or invalidated, or skipped events
+ * (its position moved by hand), the relay says so at ERROR and its drainer publishes every pending
+ * event from then on, as {@link OutboxRelay} does, until another instance's start creates a new
+ * slot: the instance then claims parked events only again and stands by to read it.
  *
  * <p><b>Settings.</b> {@link RelayConfig} as for {@link OutboxRelay}, with strict ordering (the
  * default; {@code UNORDERED} is refused). The drainer polls every {@code pollInterval}.
@@ -105,7 +107,7 @@ public final class WalRelay implements AutoCloseable {
   private boolean stopped;
   private volatile boolean fallenBack;
   private @Nullable ScheduledExecutorService executor;
-  private @Nullable WalReader reader;
+  private volatile @Nullable WalReader reader;
   private @Nullable RelayLoop drainer;
   private @Nullable ScheduledFuture<?> statsTask;
   private @Nullable ScheduledFuture<?> heartbeatTask;
@@ -187,8 +189,9 @@ public final class WalRelay implements AutoCloseable {
   }
 
   /**
-   * Whether the slot was lost (dropped or invalidated) and this instance publishes every pending
-   * event through its table relay.
+   * Whether the slot was lost (dropped, invalidated, or it skipped events) and this instance
+   * publishes every pending event through its table relay; false again once it follows a new slot
+   * another instance's start created ({@link RelayListener#onWalResumed}).
    */
   public boolean hasFallenBack() {
     return fallenBack;
@@ -262,23 +265,11 @@ public final class WalRelay implements AutoCloseable {
         hostExecutor != null ? "host's" : "own pool of " + OWN_THREADS);
     drainer.start();
     if (state.lost()) {
-      fallBack("replication slot " + slot.slotName() + " was invalidated (wal_status lost)");
+      fallBack(
+          "replication slot " + slot.slotName() + " was invalidated (wal_status lost)",
+          walInsertedOrNever());
     } else {
-      reader =
-          new WalReader(
-              exec,
-              dataSource,
-              schema,
-              OutboxSchema.jooqSettings(schema),
-              replicationConnections,
-              slot,
-              publisher,
-              tracing,
-              config,
-              listener,
-              log,
-              attachRetry,
-              this::fallBack);
+      reader = newReader(exec);
       reader.start();
     }
     heartbeatTask =
@@ -322,8 +313,58 @@ public final class WalRelay implements AutoCloseable {
     }
   }
 
-  private void fallBack(String reason) {
+  private WalReader newReader(ScheduledExecutorService exec) {
+    return new WalReader(
+        exec,
+        dataSource,
+        schema,
+        OutboxSchema.jooqSettings(schema),
+        replicationConnections,
+        slot,
+        publisher,
+        tracing,
+        config,
+        listener,
+        log,
+        attachRetry,
+        this::fallBack);
+  }
+
+  /** The WAL inserted so far, or {@link Long#MAX_VALUE} (a new slot is never followed). */
+  private long walInsertedOrNever() {
+    try {
+      return slot.walInserted();
+    } catch (SQLException e) {
+      log.warn(
+          "Could not read the WAL position ({}): this instance keeps claiming every pending event"
+              + " until it is restarted, even once a new slot exists",
+          e.toString());
+      return Long.MAX_VALUE;
+    }
+  }
+
+  /**
+   * Falls back to claiming every pending row; {@code since}: the WAL position read before the slot
+   * was last found unusable.
+   */
+  private void fallBack(String reason, long since) {
     fallenBack = true;
+    // A slot created from `since` on (another instance's start, after the slot is dropped) has a
+    // reader that publishes the rows it does not park: from then on this instance's drainer claims
+    // parked rows only again, and it stands by to read the slot (see docs/wal-relay.md).
+    drainerRunner.fallBackGuard(
+        new BatchRunner.FallBackGuard() {
+          @Override
+          public BatchRunner.FallBackDecision decide(java.sql.Connection connection)
+              throws SQLException {
+            return slot.afterFallBack(connection, since);
+          }
+
+          @Override
+          public void resumed() {
+            resumeWal();
+          }
+        });
     drainerRunner.parkedOnly(false);
     listener.onWalFallBack(slot.slotName(), reason);
     log.error(
@@ -336,6 +377,25 @@ public final class WalRelay implements AutoCloseable {
         reason,
         schema,
         slot.slotName());
+  }
+
+  /** A new slot of the name exists: back to the parking rule, and a reader that stands by. */
+  private synchronized void resumeWal() {
+    if (stopped || !fallenBack) {
+      return;
+    }
+    fallenBack = false;
+    log.warn(
+        "Replication slot {} exists again (created by another instance's start): this instance"
+            + " claims parked events only again and stands by to read the slot",
+        slot.slotName());
+    listener.onWalResumed(slot.slotName());
+    ScheduledExecutorService exec = executor;
+    if (exec != null) {
+      WalReader next = newReader(exec);
+      reader = next;
+      next.start();
+    }
   }
 
   /**

@@ -65,7 +65,7 @@ class WalLeastPrivilegeIT {
     db.execute("GRANT SELECT, DELETE ON TABLE " + s + ".outbox_events TO " + role);
     db.execute(
         "GRANT UPDATE (attempts, retry_after, last_error, error_history, processed_at, dead_at,"
-            + " parked)"
+            + " parked, commit_lsn)"
             + " ON TABLE "
             + s
             + ".outbox_events TO "

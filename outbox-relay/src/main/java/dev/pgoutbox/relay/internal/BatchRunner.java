@@ -60,6 +60,47 @@ public final class BatchRunner {
       new java.util.concurrent.atomic.AtomicReference<>();
 
   /**
+   * What a fallen-back WAL relay's drainer may claim in one transaction ({@link FallBackGuard}).
+   */
+  public enum FallBackDecision {
+    /** Every pending row (no new slot, none being created). */
+    CLAIM_ALL,
+    /** Nothing this time (another instance is creating the slot). */
+    CLAIM_NOTHING,
+    /** Parked rows only, from now on (a new slot exists). */
+    PARKED_ONLY
+  }
+
+  /**
+   * Asked at the start of each claim transaction while the runner claims every pending row for a
+   * WAL relay that fell back: another instance may create a new slot meanwhile, whose reader
+   * publishes the rows that are not parked.
+   */
+  public interface FallBackGuard {
+    /** Decides in the claim's transaction (and may take locks held until it ends). */
+    FallBackDecision decide(Connection connection) throws SQLException;
+
+    /**
+     * Called once on {@link FallBackDecision#PARKED_ONLY}, on the runner's thread, before the
+     * claim.
+     */
+    void resumed();
+  }
+
+  private volatile @Nullable FallBackGuard fallBackGuard;
+
+  /** Whether the claimer claims every pending row (not parked ones only). */
+  private boolean claimingAll = true;
+
+  /**
+   * Consults {@code guard} in each claim transaction while every pending row is claimed; null: no
+   * guard.
+   */
+  public void fallBackGuard(@Nullable FallBackGuard guard) {
+    fallBackGuard = guard;
+  }
+
+  /**
    * From the next batch on, claims only rows a WAL reader parked ({@code true}: the drainer of a
    * WAL relay) or every pending row ({@code false}). Any thread; strict ordering only.
    */
@@ -125,6 +166,7 @@ public final class BatchRunner {
     Boolean parkedOnly = parkedOnlyRequest.getAndSet(null);
     if (parkedOnly != null) {
       claimer.parkedOnly(parkedOnly);
+      claimingAll = !parkedOnly;
     }
     long started = System.nanoTime();
     Outcome outcome;
@@ -138,6 +180,22 @@ public final class BatchRunner {
             Sql.applicationName(log.relayName()),
             config.publishTimeout().plus(IDLE_TRANSACTION_SLACK),
             config.synchronousCommit());
+        FallBackGuard guard = fallBackGuard;
+        if (guard != null && claimingAll) {
+          switch (guard.decide(connection)) {
+            case CLAIM_ALL -> {}
+            case CLAIM_NOTHING -> {
+              connection.commit();
+              return 0;
+            }
+            case PARKED_ONLY -> {
+              claimer.parkedOnly(true);
+              claimingAll = false;
+              fallBackGuard = null;
+              guard.resumed();
+            }
+          }
+        }
         List<ClaimedRow> rows = claimer.claim(tx);
         if (rows.isEmpty()) {
           connection.commit();

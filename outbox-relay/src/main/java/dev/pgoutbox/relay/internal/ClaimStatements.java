@@ -136,26 +136,38 @@ final class ClaimStatements {
     Param<Integer> batchSize = param("batchSize", Integer.class);
 
     OutboxEvents e = OUTBOX_EVENTS.as("e");
-    CommonTableExpression<Record3<String, String, Long>> heads =
+    // A parked-only claim carries each head's place in commit order ("l", see commitOrder) to read
+    // its run from there.
+    List<SelectField<?>> headFields =
+        new ArrayList<>(List.of(e.AGGREGATE_TYPE, e.AGGREGATE_ID, e.POSITION));
+    List<String> headNames = new ArrayList<>(List.of("t", "a", "p"));
+    if (parkedOnly) {
+      headFields.add(e.COMMIT_LSN);
+      headNames.add("l");
+    }
+    String[] names = headNames.toArray(String[]::new);
+    CommonTableExpression<Record> heads =
         name("heads")
-            .fields("t", "a", "p")
+            .fields(names)
             .asMaterialized(
                 headsSearch(
-                    select(e.AGGREGATE_TYPE, e.AGGREGATE_ID, e.POSITION),
+                    select(headFields),
                     e,
                     schema,
                     scanFrom,
                     headsLimit,
                     releaseDeadAggregates,
                     parkedOnly));
-    CommonTableExpression<Record3<String, String, Long>> owned =
+    Field<String> t = heads.field("t", String.class);
+    Field<String> a = heads.field("a", String.class);
+    Field<Long> p = heads.field("p", Long.class);
+    SelectSelectStep<? extends Record> ownedSelect =
+        parkedOnly ? select(t, a, p, heads.field("l", Long.class)) : select(t, a, p);
+    CommonTableExpression<?> owned =
         name("owned")
-            .fields("t", "a", "p")
+            .fields(names)
             .asMaterialized(
-                select(
-                        heads.field("t", String.class),
-                        heads.field("a", String.class),
-                        heads.field("p", Long.class))
+                ownedSelect
                     .from(heads)
                     .where(
                         Sql.tryLockAggregate(
@@ -167,22 +179,54 @@ final class ClaimStatements {
     Field<Long> headPosition = owned.field("p", Long.class);
 
     OutboxEvents r = OUTBOX_EVENTS.as("r");
-    Condition inRun =
-        r.PROCESSED_AT.isNull().and(inAggregateFrom(r, headType, headId, headPosition));
-    if (releaseDeadAggregates) {
-      inRun = inRun.and(r.DEAD_AT.isNull());
+    Table<?> run;
+    Field<Long> runPosition;
+    List<org.jooq.OrderField<?>> runOrder;
+    if (parkedOnly) {
+      // The parked rows from the head on in commit order, through outbox_events_parked_order_idx.
+      Condition inRun =
+          r.PROCESSED_AT
+              .isNull()
+              .and(r.PARKED.isTrue())
+              .and(r.AGGREGATE_TYPE.eq(headType))
+              .and(r.AGGREGATE_ID.eq(headId))
+              .and(
+                  DSL.row(r.COMMIT_LSN, r.POSITION)
+                      .ge(DSL.row(owned.field("l", Long.class), headPosition)));
+      if (releaseDeadAggregates) {
+        inRun = inRun.and(r.DEAD_AT.isNull());
+      }
+      Table<Record4<String, String, Long, Long>> parkedRun =
+          lateral(
+                  select(r.AGGREGATE_TYPE, r.AGGREGATE_ID, r.POSITION, r.COMMIT_LSN)
+                      .from(r)
+                      .where(inRun)
+                      .orderBy(r.AGGREGATE_TYPE, r.AGGREGATE_ID, r.COMMIT_LSN, r.POSITION)
+                      .limit(perAggregate))
+              .as("x");
+      runPosition = parkedRun.field(r.POSITION);
+      runOrder = List.of(parkedRun.field(r.COMMIT_LSN), runPosition);
+      run = parkedRun;
+    } else {
+      Condition inRun =
+          r.PROCESSED_AT.isNull().and(inAggregateFrom(r, headType, headId, headPosition));
+      if (releaseDeadAggregates) {
+        inRun = inRun.and(r.DEAD_AT.isNull());
+      }
+      // The rows from the head on in the aggregate index's order, and no further than the
+      // aggregate's end (see inAggregateFrom).
+      Table<Record3<String, String, Long>> positionRun =
+          lateral(
+                  select(r.AGGREGATE_TYPE, r.AGGREGATE_ID, r.POSITION)
+                      .from(r)
+                      .where(inRun)
+                      .orderBy(r.AGGREGATE_TYPE, r.AGGREGATE_ID, r.POSITION)
+                      .limit(perAggregate))
+              .as("x");
+      runPosition = positionRun.field(r.POSITION);
+      runOrder = List.of(runPosition);
+      run = positionRun;
     }
-    // The rows from the head on in the aggregate index's order, and no further than the aggregate's
-    // end (see inAggregateFrom).
-    Table<Record3<String, String, Long>> run =
-        lateral(
-                select(r.AGGREGATE_TYPE, r.AGGREGATE_ID, r.POSITION)
-                    .from(r)
-                    .where(inRun)
-                    .orderBy(r.AGGREGATE_TYPE, r.AGGREGATE_ID, r.POSITION)
-                    .limit(perAggregate))
-            .as("x");
-    Field<Long> runPosition = run.field(r.POSITION);
     CommonTableExpression<Record4<String, String, Long, Integer>> chosen =
         name("chosen")
             .fields("t", "a", "p", "rn")
@@ -191,9 +235,7 @@ final class ClaimStatements {
                         headType,
                         headId,
                         runPosition,
-                        rowNumber()
-                            .over(partitionBy(headType, headId).orderBy(runPosition))
-                            .as("rn"))
+                        rowNumber().over(partitionBy(headType, headId).orderBy(runOrder)).as("rn"))
                     .from(owned)
                     .crossJoin(run)
                     .where(run.field(r.AGGREGATE_TYPE).eq(headType))
@@ -307,6 +349,13 @@ final class ClaimStatements {
     if (releaseDeadAggregates) {
       earlierPending = earlierPending.and(same.DEAD_AT.isNull());
     }
+    if (parkedOnly) {
+      // Parked rows the reader read from the slot are ordered by commit (earlierParked below); a
+      // lower position says nothing of their order. Any other pending row with a lower position
+      // (published by the reader and not yet completed, committed and not read yet, parked by hand
+      // and not read yet) still holds the aggregate back: its place in commit order is unknown.
+      earlierPending = earlierPending.and(DSL.not(commitOrdered(same)));
+    }
     // A head is a candidate with no earlier pending row in its aggregate, asked by reading the
     // aggregate index backwards from the candidate. Published rows leave their entries before the
     // aggregate's first pending row until vacuum removes them (all of them while a transaction
@@ -325,6 +374,45 @@ final class ClaimStatements {
                 .where(earlierPending)
                 .orderBy(same.AGGREGATE_TYPE.desc(), same.AGGREGATE_ID.desc(), same.POSITION.desc())
                 .limit(DSL.inline(1)));
+    Condition noEarlierRow = earlierRow.isNull();
+    if (parkedOnly) {
+      // The parked rows of the aggregate before the candidate in commit order (commit_lsn, then
+      // position), read backwards from the candidate in outbox_events_parked_order_idx. Not only
+      // due ones: one backing off holds back those committed after it.
+      OutboxEvents before = OUTBOX_EVENTS.as("b");
+      Condition earlierParked =
+          before
+              .PROCESSED_AT
+              .isNull()
+              .and(before.PARKED.isTrue())
+              .and(before.AGGREGATE_TYPE.eq(e.AGGREGATE_TYPE))
+              .and(before.AGGREGATE_ID.eq(e.AGGREGATE_ID))
+              .and(
+                  DSL.row(before.COMMIT_LSN, before.POSITION)
+                      .lt(DSL.row(e.COMMIT_LSN, e.POSITION)));
+      if (releaseDeadAggregates) {
+        earlierParked = earlierParked.and(before.DEAD_AT.isNull());
+      }
+      Field<Integer> earlierParkedRow =
+          field(
+              select(DSL.inline(1))
+                  .from(before)
+                  .where(earlierParked)
+                  .orderBy(
+                      before.AGGREGATE_TYPE.desc(),
+                      before.AGGREGATE_ID.desc(),
+                      before.COMMIT_LSN.desc(),
+                      before.POSITION.desc())
+                  .limit(DSL.inline(1)));
+      // Asked first, and the probe above only for the candidates it leaves (a CASE fixes the
+      // order, which PostgreSQL otherwise picks by cost): in a hot aggregate's parked backlog every
+      // candidate but the head finds its parked predecessor at once, where the probe above would
+      // step back over all the aggregate's parked rows below it.
+      noEarlierRow =
+          DSL.condition(
+              DSL.when(earlierParkedRow.isNull(), DSL.field(noEarlierRow))
+                  .otherwise(DSL.inline(false)));
+    }
     // A candidate whose aggregate another relay holds is skipped before the probe: the probe is
     // most of a head's cost (an index descent comparing text keys), and with several relays each
     // claim's scan passes the heads the others hold while they publish, as many as it takes. The
@@ -337,7 +425,7 @@ final class ClaimStatements {
         .and(
             Sql.aggregateLockFree(
                 Sql.aggregateLockNamespace(schema), e.AGGREGATE_TYPE, e.AGGREGATE_ID))
-        .and(earlierRow.isNull())
+        .and(noEarlierRow)
         .orderBy(e.POSITION)
         .limit(headsLimit)
         .forUpdate()
@@ -401,7 +489,15 @@ final class ClaimStatements {
         e.DEAD_AT
             .isNull()
             .and(e.RETRY_AFTER.isNull().or(e.RETRY_AFTER.le(currentOffsetDateTime())));
-    return parkedOnly ? due.and(e.PARKED.isTrue()) : due;
+    return parkedOnly ? due.and(commitOrdered(e)) : due;
+  }
+
+  /**
+   * A row the WAL reader parked with its place in commit order ({@code commit_lsn}, schema V12):
+   * the drainer's. A row parked by hand has none until the reader reads it from the slot.
+   */
+  private static Condition commitOrdered(OutboxEvents e) {
+    return e.PARKED.isTrue().and(e.COMMIT_LSN.isNotNull());
   }
 
   /**

@@ -254,7 +254,8 @@ final class Claimer {
 
   /**
    * Claims up to {@code batchSize} due events, locked until the caller's transaction ends, in
-   * publishing order: by {@code aggregate_id}, then within an aggregate by {@code position}.
+   * publishing order: by {@code aggregate_id}, then within an aggregate by {@code position} (a
+   * parked-only claim: by commit order, {@code commit_lsn} then {@code position}).
    *
    * <p>Only {@code tx}'s connection is used: the statement names the tables of the schema this
    * claimer was made for, whatever {@code tx}'s settings map them to.
@@ -273,7 +274,9 @@ final class Claimer {
       nextFullScanNanos = System.nanoTime();
       rows = claimOnce(tx);
     }
-    rows.sort(PUBLISH_ORDER);
+    if (ordering != Ordering.STRICT) {
+      rows.sort(PUBLISH_ORDER);
+    }
     return rows;
   }
 
@@ -451,13 +454,22 @@ final class Claimer {
         headsFound > 0 && (System.nanoTime() - started) / headsFound > expensiveHeadNanos;
     afterScan(headsFound == 0 ? null : firstHead[0]);
     lastHeadsFound = headsFound == 0 ? limit : headsFound;
-    fetched.sort(
+    // Within an aggregate, the claim's order: position, or commit order for a parked-only claim.
+    Comparator<Sized> runOrder =
         Comparator.comparing((Sized r) -> r.row().aggregate(), AGGREGATE_ORDER)
-            .thenComparingLong(r -> r.row().position()));
+            .thenComparingInt(Sized::placeInRun);
+    fetched.sort(runOrder);
     List<Sized> due = cutAtFirstRowNotDue(fetched);
     // The byte budget deals rows out in the claim's rounds: every head, then every second row, ...
     due.sort(Comparator.comparingInt(Sized::placeInRun).thenComparingLong(r -> r.row().position()));
     List<ClaimedRow> rows = withinBudget(tx, due, true);
+    java.util.Map<UUID, Integer> placeInRun = new java.util.HashMap<>();
+    for (Sized sized : due) {
+      placeInRun.put(sized.row().id(), sized.placeInRun());
+    }
+    rows.sort(
+        Comparator.comparing(ClaimedRow::aggregate, AGGREGATE_ORDER)
+            .thenComparingInt(r -> placeInRun.get(r.id())));
     boolean cutForBytes = rows.size() < due.size();
     long headsUsed = rows.stream().map(ClaimedRow::aggregate).distinct().count();
     mayHaveLeftEvents =

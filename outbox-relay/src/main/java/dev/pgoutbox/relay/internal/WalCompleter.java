@@ -4,8 +4,11 @@ import dev.pgoutbox.relay.Completion;
 import java.sql.Array;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
+import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.sql.Statement;
 import java.time.Duration;
+import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
@@ -23,9 +26,19 @@ import org.jspecify.annotations.Nullable;
 /**
  * Completes the rows the WAL reader published, in bulk and off its path: one {@code UPDATE} (or
  * {@code DELETE}) {@code WHERE position = ANY(?)} for everything queued, in a task of its own on
- * the executor. Work is done in the order it was queued, and only once it committed does the LSN it
- * carries become {@link #confirmedLsn()}, the position the reader may confirm to the slot: a crash
- * before the commit leaves the rows pending and the slot behind them, so they are read again.
+ * the executor. Work is done in the order it was queued, and only once it committed, and its commit
+ * is on disk, does the LSN it carries become {@link #confirmedLsn()}, the position the reader may
+ * confirm to the slot: a crash before then leaves the rows pending and the slot behind them, so
+ * they are read again.
+ *
+ * <p>With {@code synchronousCommit} off a commit returns before its record is on disk, and a server
+ * crash in the next moments undoes it: had the slot been confirmed past its rows meanwhile (and
+ * saved, which PostgreSQL does as soon as the slot's restart point moves), they would stay pending
+ * for good, never streamed again, and a later failure of their aggregate would wait behind them
+ * forever. So an asynchronous completion's LSN is held until the WAL on disk ({@code
+ * pg_current_wal_flush_lsn()}) reaches the WAL inserted when it committed; the completer looks
+ * again every {@link #DURABILITY_RECHECK} while it holds one (the WAL writer flushes within {@code
+ * wal_writer_delay}, 200 ms by default).
  */
 final class WalCompleter implements Runnable {
 
@@ -33,6 +46,15 @@ final class WalCompleter implements Runnable {
   static final int MAX_POSITIONS = 50_000;
 
   private static final Duration INITIAL_ERROR_BACKOFF = Duration.ofMillis(100);
+
+  /** How often the completer asks whether held asynchronous completions are on disk yet. */
+  static final Duration DURABILITY_RECHECK = Duration.ofMillis(20);
+
+  /**
+   * An LSN settled once the WAL on disk reaches {@code flushNeeded} (0: at once, in its turn): the
+   * end of the WAL inserted when its completion committed asynchronously.
+   */
+  private record Held(long flushNeeded, long ackLsn) {}
 
   /**
    * Rows to complete, the transactions that wrote them ({@link CommittingWriters}), and the LSN
@@ -55,6 +77,10 @@ final class WalCompleter implements Runnable {
   private final AtomicLong completed = new AtomicLong();
   private volatile boolean stopped;
   private @Nullable List<Work> retrying;
+
+  /** Committed work whose LSN waits for its commit to be on disk, in order; the task's alone. */
+  private final ArrayDeque<Held> held = new ArrayDeque<>();
+
   private Duration errorBackoff = INITIAL_ERROR_BACKOFF;
 
   WalCompleter(
@@ -129,22 +155,35 @@ final class WalCompleter implements Runnable {
   @Override
   public void run() {
     try {
+      boolean looked = false;
       while (!stopped) {
         List<Work> work = retrying != null ? retrying : take();
         if (work.isEmpty()) {
           break;
         }
         retrying = work;
-        int rows = complete(work);
+        long[] done = complete(work);
         retrying = null;
         errorBackoff = INITIAL_ERROR_BACKOFF;
         queued.addAndGet(-work.size());
-        queuedRows.addAndGet(-rows);
-        confirmedLsn.accumulateAndGet(work.get(work.size() - 1).ackLsn(), Math::max);
+        queuedRows.addAndGet(-done[0]);
+        long ackLsn = work.get(work.size() - 1).ackLsn();
+        if (done[1] == 0 && held.isEmpty()) {
+          confirmedLsn.accumulateAndGet(ackLsn, Math::max);
+        } else {
+          held.add(new Held(done[1], ackLsn));
+          release(done[2]);
+          looked |= done[1] != 0;
+        }
+      }
+      if (!stopped && !looked && !held.isEmpty()) {
+        release(flushedLsn());
       }
       scheduled.set(false);
       if (!queue.isEmpty()) {
         schedule(0);
+      } else if (!held.isEmpty()) {
+        schedule(DURABILITY_RECHECK.toMillis());
       }
     } catch (SQLException | RuntimeException e) {
       Duration backoff = errorBackoff;
@@ -169,11 +208,36 @@ final class WalCompleter implements Runnable {
     return work;
   }
 
-  /** Completes the rows of {@code work} in one transaction; returns how many rows it held. */
-  private int complete(List<Work> work) throws SQLException {
+  /**
+   * Settles the held LSNs whose completions are on disk, the WAL being flushed to {@code flushed}.
+   */
+  private void release(long flushed) {
+    Held next;
+    while ((next = held.peek()) != null && next.flushNeeded() <= flushed) {
+      held.poll();
+      confirmedLsn.accumulateAndGet(next.ackLsn(), Math::max);
+    }
+  }
+
+  /** The end of the WAL on disk. */
+  private long flushedLsn() throws SQLException {
+    try (Connection connection = dataSource.getConnection();
+        Statement s = connection.createStatement();
+        ResultSet rs = s.executeQuery(WalStatements.WAL_FLUSHED)) {
+      rs.next();
+      return rs.getLong(1);
+    }
+  }
+
+  /**
+   * Completes the rows of {@code work} in one transaction; returns how many rows it held, and after
+   * an asynchronous commit the end of the WAL inserted then (its commit record is within it) and of
+   * the WAL on disk (0 and 0 after a synchronous one, or when there was nothing to complete).
+   */
+  private long[] complete(List<Work> work) throws SQLException {
     int count = work.stream().mapToInt(w -> w.positions().length).sum();
     if (count == 0) {
-      return 0;
+      return new long[] {0, 0, 0};
     }
     Long[] all = new Long[count];
     Set<Integer> writers = new HashSet<>();
@@ -202,7 +266,14 @@ final class WalCompleter implements Runnable {
             }
             return null;
           });
+      if (synchronousCommit) {
+        return new long[] {count, 0, 0};
+      }
+      try (Statement s = connection.createStatement();
+          ResultSet rs = s.executeQuery(WalStatements.WAL_INSERTED_AND_FLUSHED)) {
+        rs.next();
+        return new long[] {count, rs.getLong(1), rs.getLong(2)};
+      }
     }
-    return count;
   }
 }

@@ -22,15 +22,16 @@ import java.sql.Statement;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.HashSet;
 import java.util.LinkedHashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
-import java.util.function.Consumer;
 import javax.sql.DataSource;
 import org.jooq.SQLDialect;
 import org.jooq.conf.Settings;
@@ -83,6 +84,12 @@ public final class WalReader implements Runnable {
    */
   static final Duration PUBLICATION_CHECK_EVERY = Duration.ofSeconds(1);
 
+  /**
+   * Most pending rows the reader notes when it attaches, to check that the slot streams them (a
+   * slot advanced by hand skips them): the oldest ones by position.
+   */
+  static final int UNSEEN_CHECK_LIMIT = 10_000;
+
   private final ScheduledExecutorService executor;
   private final DataSource dataSource;
   private final Settings settings;
@@ -94,12 +101,14 @@ public final class WalReader implements Runnable {
   private final RelayListener listener;
   private final RelayLog log;
   private final Duration attachRetry;
-  private final Consumer<String> onSlotLost;
+  private final SlotLost onSlotLost;
   private final WalCompleter completer;
   private final Marker marker;
   private final String parkSql;
   private final String stillParkedSql;
   private final String parkedAggregatesSql;
+  private final String unseenSql;
+  private final String stillUnsettledSql;
   private final String schema;
   private final CountDownLatch finished = new CountDownLatch(1);
 
@@ -123,6 +132,9 @@ public final class WalReader implements Runnable {
   private long lastPublicationCheck;
   private final List<ClaimedRow> batch = new ArrayList<>();
 
+  /** The commit LSN of each row's transaction in {@link #batch}: its place in commit order. */
+  private final List<Long> batchCommitLsns = new ArrayList<>();
+
   /** The characters of the payloads and headers in {@link #batch}. */
   private long batchBytes;
 
@@ -131,6 +143,20 @@ public final class WalReader implements Runnable {
 
   /** The transaction whose changes are being read (from its Begin message). */
   private int readingXid;
+
+  /** The commit LSN of the transaction being read (from its Begin message). */
+  private long readingCommitLsn;
+
+  /**
+   * The pending rows not parked when this stream attached, and not read from it yet, by aggregate:
+   * each committed before {@link #unseenUntil}, so the slot streams each before any transaction
+   * that commits from there on, unless its confirmed position was moved past them (a {@code
+   * pg_replication_slot_advance} by hand). See {@link #checkUnseen}.
+   */
+  private final Map<ClaimedRow.AggregateKey, java.util.TreeSet<Long>> unseen = new HashMap<>();
+
+  /** The WAL inserted when {@link #unseen} was read; 0 once checked. */
+  private long unseenUntil;
 
   /** A reader; {@link #start()} submits its first task. */
   public WalReader(
@@ -146,7 +172,7 @@ public final class WalReader implements Runnable {
       RelayListener listener,
       RelayLog log,
       Duration attachRetry,
-      Consumer<String> onSlotLost) {
+      SlotLost onSlotLost) {
     this.executor = executor;
     // Parking and the parked checks are rare: their sessions run under the fixed path throughout.
     this.dataSource = SearchPath.pinned(dataSource);
@@ -178,6 +204,8 @@ public final class WalReader implements Runnable {
     this.parkSql = WalStatements.park(schema);
     this.stillParkedSql = WalStatements.stillParked(schema, release);
     this.parkedAggregatesSql = WalStatements.parkedAggregates(schema, release);
+    this.unseenSql = WalStatements.unparkedPending(schema);
+    this.stillUnsettledSql = WalStatements.stillUnparkedPending(schema);
   }
 
   /** Submits the first task. */
@@ -214,14 +242,16 @@ public final class WalReader implements Runnable {
       } else {
         readAndPublish();
       }
-    } catch (PublicationDriftException e) {
+    } catch (PublicationDriftException | SlotSkippedEventsException e) {
       // Closed unconfirmed; the slot skipped events for good (they are pending in the table), so
       // no reader may resume it: dropped, and every instance falls back (see docs/wal-relay.md).
       running = false;
       closeStream();
+      // Before the drop: a slot of this name created from here on is a new one.
+      long before = walInsertedOrNever();
       String notDropped = slot.dropStreamedOrNot(Duration.ofSeconds(10));
       finish();
-      onSlotLost.accept(
+      onSlotLost.lost(
           e.getMessage()
               + (notDropped == null
                   ? "; the slot was dropped, so that no reader resumes it"
@@ -229,12 +259,13 @@ public final class WalReader implements Runnable {
                       + notDropped
                       + "): drop it (SELECT pg_drop_replication_slot('"
                       + slot.slotName()
-                      + "')) before any WAL relay starts again"));
+                      + "')) before any WAL relay starts again"),
+          before);
     } catch (SlotLostException e) {
       running = false;
       closeStream();
       finish();
-      onSlotLost.accept(e.getMessage());
+      onSlotLost.lost(e.getMessage(), e.walBefore);
     } catch (InterruptedException e) {
       log.warn("WAL reader interrupted; what it read and did not settle is read again");
       running = false;
@@ -264,12 +295,9 @@ public final class WalReader implements Runnable {
 
   private void attach() throws SQLException {
     WalSlotStats state = slot.read();
-    if (state == null) {
-      throw new SlotLostException("replication slot " + slot.slotName() + " was dropped");
-    }
-    if (state.lost()) {
-      throw new SlotLostException(
-          "replication slot " + slot.slotName() + " was invalidated (wal_status lost)");
+    if (state == null || state.lost()) {
+      requireSlot();
+      return;
     }
     if (state.active()) {
       standBy("streamed by another instance");
@@ -277,6 +305,7 @@ public final class WalReader implements Runnable {
     }
     // Read before the stream starts: a change to the publication from here on changes it.
     String baseline = requireIntactPublication();
+    loadUnseen();
     Connection opened = replicationConnections.open();
     PGReplicationStream started;
     try {
@@ -288,13 +317,12 @@ public final class WalReader implements Runnable {
         standBy("another instance attached first");
         return;
       }
-      if ("42704".equals(e.getSQLState())) {
-        throw new SlotLostException("replication slot " + slot.slotName() + " was dropped");
-      }
       String message = String.valueOf(e.getMessage());
-      if (message.contains("invalidated") || message.contains("can no longer get changes")) {
-        throw new SlotLostException(
-            "replication slot " + slot.slotName() + " was invalidated: " + message);
+      if ("42704".equals(e.getSQLState())
+          || message.contains("invalidated")
+          || message.contains("can no longer get changes")) {
+        requireSlot();
+        return;
       }
       throw e;
     }
@@ -305,6 +333,7 @@ public final class WalReader implements Runnable {
     rows = new WalRows(schema);
     inTransaction = false;
     batch.clear();
+    batchCommitLsns.clear();
     batchBytes = 0;
     batchWriters.clear();
     // The new stream starts where the server's slot stands, which may be behind what the last
@@ -325,6 +354,34 @@ public final class WalReader implements Runnable {
         slot.slotName(),
         parked.size());
     schedule(0);
+  }
+
+  /**
+   * The slot looked dropped or invalidated: fails with {@link SlotLostException} when it still is
+   * after the WAL position was read (any slot of the name created from that position on is a new
+   * one, which an instance that falls back follows), else tries to attach again at once.
+   */
+  private void requireSlot() throws SQLException {
+    long before = slot.walInserted();
+    WalSlotStats state = slot.read();
+    if (state == null) {
+      throw new SlotLostException("replication slot " + slot.slotName() + " was dropped", before);
+    }
+    if (state.lost()) {
+      throw new SlotLostException(
+          "replication slot " + slot.slotName() + " was invalidated (wal_status lost)", before);
+    }
+    schedule(0);
+  }
+
+  /** The WAL inserted so far, or {@link Long#MAX_VALUE} when it cannot be read. */
+  private long walInsertedOrNever() {
+    try {
+      return slot.walInserted();
+    } catch (SQLException e) {
+      log.warn("Could not read the WAL position ({})", e.toString());
+      return Long.MAX_VALUE;
+    }
   }
 
   private void standBy(String why) {
@@ -385,8 +442,12 @@ public final class WalReader implements Runnable {
       }
       switch (PgOutputDecoder.decode(buffer)) {
         case PgOutputDecoder.Begin b -> {
+          if (unseenUntil != 0 && b.finalLsn() >= unseenUntil) {
+            checkUnseen();
+          }
           inTransaction = true;
           readingXid = b.xid();
+          readingCommitLsn = b.finalLsn();
         }
         case PgOutputDecoder.Relation r -> {
           if (rows.relation(r)) {
@@ -399,7 +460,9 @@ public final class WalReader implements Runnable {
         case PgOutputDecoder.Insert insert -> {
           ClaimedRow row = rows.row(insert);
           if (row != null) {
+            seen(row);
             batch.add(row);
+            batchCommitLsns.add(readingCommitLsn);
             batchBytes +=
                 row.payload().length() + (row.headers() == null ? 0 : row.headers().length());
             batchWriters.add(readingXid);
@@ -418,11 +481,16 @@ public final class WalReader implements Runnable {
     long ackLsn = ackable;
     if (!batch.isEmpty()) {
       List<ClaimedRow> taken = List.copyOf(batch);
+      Map<Long, Long> commitLsns = new HashMap<>();
+      for (int i = 0; i < taken.size(); i++) {
+        commitLsns.put(taken.get(i).position(), batchCommitLsns.get(i));
+      }
       Set<Integer> writers = Set.copyOf(batchWriters);
       batch.clear();
+      batchCommitLsns.clear();
       batchBytes = 0;
       batchWriters.clear();
-      publish(taken, writers, ackLsn);
+      publish(taken, commitLsns, writers, ackLsn);
     } else if (ackLsn > submittedAck) {
       completer.submit(new long[0], Set.of(), ackLsn);
       submittedAck = ackLsn;
@@ -491,6 +559,90 @@ public final class WalReader implements Runnable {
   }
 
   /**
+   * Notes the pending rows that are not parked (the oldest {@link #UNSEEN_CHECK_LIMIT}), and then
+   * the WAL inserted so far: each of them committed before it.
+   */
+  private void loadUnseen() throws SQLException {
+    unseen.clear();
+    unseenUntil = 0;
+    long until;
+    try (Connection c = dataSource.getConnection();
+        PreparedStatement ps = c.prepareStatement(unseenSql)) {
+      ps.setInt(1, UNSEEN_CHECK_LIMIT);
+      try (ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) {
+          unseen
+              .computeIfAbsent(
+                  new ClaimedRow.AggregateKey(rs.getString(2), rs.getString(3)),
+                  k -> new java.util.TreeSet<>())
+              .add(rs.getLong(1));
+        }
+      }
+      try (Statement s = c.createStatement();
+          ResultSet rs = s.executeQuery(WalStatements.WAL_INSERTED_AND_FLUSHED)) {
+        rs.next();
+        until = rs.getLong(1);
+      }
+    }
+    unseenUntil = unseen.isEmpty() ? 0 : Math.max(1, until);
+  }
+
+  /** {@code row} was read from the stream. */
+  private void seen(ClaimedRow row) {
+    if (unseenUntil == 0) {
+      return;
+    }
+    java.util.TreeSet<Long> positions = unseen.get(row.aggregate());
+    if (positions != null && positions.remove(row.position()) && positions.isEmpty()) {
+      unseen.remove(row.aggregate());
+    }
+  }
+
+  /** Whether a row of {@code row}'s aggregate with a lower position is still unseen. */
+  private boolean behindUnseen(ClaimedRow row) {
+    if (unseenUntil == 0) {
+      return false;
+    }
+    java.util.TreeSet<Long> positions = unseen.get(row.aggregate());
+    return positions != null && !positions.isEmpty() && positions.first() < row.position();
+  }
+
+  /**
+   * The stream has passed every commit before {@link #unseenUntil}: a row noted then and never read
+   * that is still pending and not parked was skipped by the slot, whose confirmed position was
+   * moved past it by hand. Only the table knows it now: the slot is unusable (see
+   * docs/wal-relay.md).
+   */
+  private void checkUnseen() throws SQLException {
+    List<Long> positions = new ArrayList<>();
+    unseen.values().forEach(positions::addAll);
+    unseen.clear();
+    unseenUntil = 0;
+    if (positions.isEmpty()) {
+      return;
+    }
+    long skipped;
+    try (Connection c = dataSource.getConnection();
+        PreparedStatement ps = c.prepareStatement(stillUnsettledSql)) {
+      ps.setArray(1, c.createArrayOf("int8", positions.toArray(Long[]::new)));
+      try (ResultSet rs = ps.executeQuery()) {
+        rs.next();
+        skipped = rs.getLong(1);
+      }
+    }
+    if (skipped > 0) {
+      throw new SlotSkippedEventsException(
+          "replication slot "
+              + slot.slotName()
+              + " skipped "
+              + skipped
+              + " pending event(s) committed before its confirmed position, which this relay"
+              + " did not confirm (moved by hand, pg_replication_slot_advance?): they are only in"
+              + " the table");
+    }
+  }
+
+  /**
    * Fails (and the reader attaches again) unless {@code pid}, the WAL sender streaming the slot
    * now, is this reader's; {@code consequence} ends the message.
    */
@@ -510,6 +662,9 @@ public final class WalReader implements Runnable {
 
   /** With nothing in flight and no transaction half read, the slot may move to what was read. */
   private void confirmWhileIdle(PGReplicationStream current) throws SQLException {
+    if (unseenUntil != 0 && !inTransaction && current.getLastReceiveLSN().asLong() >= unseenUntil) {
+      checkUnseen();
+    }
     if (!inTransaction
         && batch.isEmpty()
         && completer.backlog() == 0
@@ -537,7 +692,8 @@ public final class WalReader implements Runnable {
     sentAck = lsn;
   }
 
-  private void publish(List<ClaimedRow> rowsRead, Set<Integer> writers, long ackLsn)
+  private void publish(
+      List<ClaimedRow> rowsRead, Map<Long, Long> commitLsns, Set<Integer> writers, long ackLsn)
       throws SQLException, InterruptedException {
     long started = System.nanoTime();
     Set<ClaimedRow.AggregateKey> stillParked = stillParked(rowsRead);
@@ -550,6 +706,14 @@ public final class WalReader implements Runnable {
     for (ClaimedRow row : rowsRead) {
       if (stillParked.contains(row.aggregate()) || stopped.contains(row.aggregate())) {
         park.add(row.position());
+        continue;
+      }
+      if (behindUnseen(row)) {
+        // An older row of its aggregate, pending when the stream attached, has not been read:
+        // committed later (with writers not serialized), or skipped by the slot. Handed to the
+        // drainer, which follows the commit order, or after a fall-back the position order.
+        park.add(row.position());
+        stopped.add(row.aggregate());
         continue;
       }
       if (!row.due()) {
@@ -645,7 +809,7 @@ public final class WalReader implements Runnable {
       }
     }
     if (!park.isEmpty()) {
-      recordParking(failures, park, writers);
+      recordParking(failures, park, commitLsns, writers);
       parked.addAll(stopped);
     }
     completer.submit(
@@ -719,7 +883,10 @@ public final class WalReader implements Runnable {
    * events again and, not knowing them parked, would publish them while the drainer did too.
    */
   private void recordParking(
-      List<Marker.Failure> failures, List<Long> positions, Set<Integer> writers)
+      List<Marker.Failure> failures,
+      List<Long> positions,
+      Map<Long, Long> commitLsns,
+      Set<Integer> writers)
       throws SQLException {
     inWriteTransaction(
         c -> {
@@ -730,8 +897,11 @@ public final class WalReader implements Runnable {
               "the failures of its last batch are left to the reader that streams it now");
           marker.failed(DSL.using(c, SQLDialect.POSTGRES, settings), failures);
           try (PreparedStatement ps = c.prepareStatement(parkSql)) {
-            Array array = c.createArrayOf("int8", positions.toArray(Long[]::new));
-            ps.setArray(1, array);
+            ps.setArray(1, c.createArrayOf("int8", positions.toArray(Long[]::new)));
+            ps.setArray(
+                2,
+                c.createArrayOf(
+                    "int8", positions.stream().map(commitLsns::get).toArray(Long[]::new)));
             ps.executeUpdate();
           }
           return null;
@@ -847,6 +1017,7 @@ public final class WalReader implements Runnable {
     }
     if (s != null) {
       batch.clear();
+      batchCommitLsns.clear();
       batchBytes = 0;
       batchWriters.clear();
     }
@@ -872,12 +1043,35 @@ public final class WalReader implements Runnable {
     }
   }
 
+  /** The slot skipped events that are still pending: no reader may resume it. */
+  private static final class SlotSkippedEventsException extends RuntimeException {
+    private static final long serialVersionUID = 1L;
+
+    SlotSkippedEventsException(String message) {
+      super(message);
+    }
+  }
+
   /** The slot cannot be streamed any more: dropped or invalidated. */
   private static final class SlotLostException extends RuntimeException {
     private static final long serialVersionUID = 1L;
 
-    SlotLostException(String message) {
+    /** The WAL inserted before the slot was last seen gone or invalidated. */
+    final long walBefore;
+
+    SlotLostException(String message, long walBefore) {
       super(message);
+      this.walBefore = walBefore;
     }
+  }
+
+  /**
+   * What the reader calls once its slot is unusable: why, and the WAL position read before it last
+   * found it so (a slot of the name created from there on is a new one).
+   */
+  @FunctionalInterface
+  public interface SlotLost {
+    /** The reader stopped; {@code reason} says why. */
+    void lost(String reason, long walBefore);
   }
 }

@@ -582,4 +582,36 @@ public final class WalSlot {
       }
     }
   }
+
+  /** The WAL inserted so far, as a {@code bigint}. */
+  public long walInserted() throws SQLException {
+    try (Connection c = dataSource.getConnection();
+        Statement s = c.createStatement();
+        ResultSet rs = s.executeQuery(WalStatements.WAL_INSERTED_AND_FLUSHED)) {
+      rs.next();
+      return rs.getLong(1);
+    }
+  }
+
+  /**
+   * For an instance that fell back at WAL position {@code fellBackAt}: what its drainer may claim
+   * in the transaction of {@code connection} ({@link WalStatements#FALL_BACK_GUARD}).
+   */
+  public BatchRunner.FallBackDecision afterFallBack(Connection connection, long fellBackAt)
+      throws SQLException {
+    try (PreparedStatement ps = connection.prepareStatement(WalStatements.FALL_BACK_GUARD)) {
+      ps.setString(1, slotName);
+      ps.setString(2, slotName);
+      ps.setLong(3, fellBackAt);
+      try (ResultSet rs = ps.executeQuery()) {
+        rs.next();
+        if (!rs.getBoolean(1)) {
+          return BatchRunner.FallBackDecision.CLAIM_NOTHING;
+        }
+        return rs.getBoolean(2)
+            ? BatchRunner.FallBackDecision.PARKED_ONLY
+            : BatchRunner.FallBackDecision.CLAIM_ALL;
+      }
+    }
+  }
 }

@@ -9,11 +9,18 @@ final class WalStatements {
 
   private WalStatements() {}
 
-  /** Flags rows for the drainer; bind 1: positions ({@code bigint[]}). Only pending rows. */
+  /**
+   * Flags rows for the drainer with their place in commit order; binds 1 and 2: positions and the
+   * commit LSNs of their transactions as the slot streamed them ({@code bigint[]}, pairwise). Only
+   * pending rows. A row read again after a crash gets the same LSN; a row of the backlog (0) that
+   * committed after the slot's consistent point, and so is also read from the slot, gets its own.
+   */
   static String park(String schema) {
     return "UPDATE "
         + schema
-        + ".outbox_events SET parked = true WHERE position = ANY(?) AND processed_at IS NULL";
+        + ".outbox_events e SET parked = true, commit_lsn = k.l"
+        + " FROM unnest(?::pg_catalog.int8[], ?::pg_catalog.int8[]) AS k(p, l)"
+        + " WHERE e.position = k.p AND e.processed_at IS NULL";
   }
 
   /**
@@ -46,6 +53,24 @@ final class WalStatements {
         + "(pg_catalog.hashtext('pgoutbox.wal-parking:' || ?::pg_catalog.text), 3)";
   }
 
+  /**
+   * The oldest pending rows not parked, when a reader attaches (position, aggregate type and id);
+   * bind 1: most rows. Through the pending index.
+   */
+  static String unparkedPending(String schema) {
+    return "SELECT position, aggregate_type, aggregate_id FROM "
+        + schema
+        + ".outbox_events WHERE processed_at IS NULL AND NOT parked ORDER BY position LIMIT ?";
+  }
+
+  /** How many of the given rows are still pending and not parked; bind 1: positions. */
+  static String stillUnparkedPending(String schema) {
+    return "SELECT count(*) FROM "
+        + schema
+        + ".outbox_events WHERE position = ANY(?::pg_catalog.int8[]) AND processed_at IS NULL"
+        + " AND NOT parked";
+  }
+
   /** Every aggregate with a pending parked row: the reader's parked set when it attaches. */
   static String parkedAggregates(String schema, boolean releaseDeadAggregates) {
     return "SELECT DISTINCT aggregate_type, aggregate_id FROM "
@@ -54,14 +79,32 @@ final class WalStatements {
         + (releaseDeadAggregates ? " AND dead_at IS NULL" : "");
   }
 
-  /** After the slot is created: every pending row is the drainer's (it is not in the stream). */
+  /**
+   * After the slot is created: every pending row is the drainer's (it is not in the stream), at
+   * commit order 0: before anything the slot streams, in position order among themselves (their
+   * commit order is not known; rows a lost slot's reader had parked committed before the new slot
+   * too, and join them).
+   */
   static String parkBacklog(String schema) {
     return "UPDATE "
         + schema
-        + ".outbox_events SET parked = true WHERE processed_at IS NULL AND NOT parked";
+        + ".outbox_events SET parked = true, commit_lsn = 0 WHERE processed_at IS NULL"
+        + " AND (NOT parked OR commit_lsn IS DISTINCT FROM 0)";
   }
 
   static final String WAL_LEVEL = "SHOW wal_level";
+
+  /**
+   * After a completion committed asynchronously: the end of the WAL inserted so far (which its
+   * commit record is within) and the end of the WAL on disk, as {@code bigint}s.
+   */
+  static final String WAL_INSERTED_AND_FLUSHED =
+      "SELECT pg_catalog.pg_wal_lsn_diff(pg_catalog.pg_current_wal_insert_lsn(), '0/0')::pg_catalog.int8,"
+          + " pg_catalog.pg_wal_lsn_diff(pg_catalog.pg_current_wal_flush_lsn(), '0/0')::pg_catalog.int8";
+
+  /** The end of the WAL on disk, as a {@code bigint}. */
+  static final String WAL_FLUSHED =
+      "SELECT pg_catalog.pg_wal_lsn_diff(pg_catalog.pg_current_wal_flush_lsn(), '0/0')::pg_catalog.int8";
 
   /**
    * The slot's state ({@link dev.pgoutbox.relay.WalSlotStats}); bind 1: the slot name. Columns:
@@ -120,6 +163,20 @@ final class WalStatements {
           + " pid, usename, datname, application_name, state, xact_start)"
           + " FROM (SELECT * FROM pg_stat_activity WHERE backend_xid IS NOT NULL"
           + " AND pid <> pg_backend_pid() ORDER BY xact_start) a";
+
+  /**
+   * A fallen-back instance's guard, in its drainer's claim transaction: whether it got the creation
+   * lock ({@link #CREATION_LOCK}) shared, held until the claim commits (no instance is creating the
+   * slot, and none can until then), and whether a usable slot of the name exists that was created
+   * after the instance fell back (confirmed past the WAL inserted then). Binds 1 and 2: the slot
+   * name; 3: that WAL position ({@code bigint}).
+   */
+  static final String FALL_BACK_GUARD =
+      "SELECT pg_catalog.pg_try_advisory_xact_lock_shared("
+          + "pg_catalog.hashtext('pgoutbox.wal-create:' || ?::pg_catalog.text), 3),"
+          + " EXISTS (SELECT 1 FROM pg_catalog.pg_replication_slots WHERE slot_name = ?"
+          + " AND wal_status IS DISTINCT FROM 'lost'"
+          + " AND pg_catalog.pg_wal_lsn_diff(confirmed_flush_lsn, '0/0') > ?)";
 
   /** Bind 1: the slot name. */
   static final String DROP_SLOT = "SELECT pg_drop_replication_slot(?)";

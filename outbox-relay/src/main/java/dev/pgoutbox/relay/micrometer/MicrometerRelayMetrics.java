@@ -339,4 +339,9 @@ public final class MicrometerRelayMetrics implements RelayListener {
   public void onWalFallBack(String slotName, String reason) {
     walFallenBack.set(1);
   }
+
+  @Override
+  public void onWalResumed(String slotName) {
+    walFallenBack.set(0);
+  }
 }

@@ -14,6 +14,7 @@ import java.util.UUID;
 import org.jooq.DSLContext;
 import org.jooq.SQLDialect;
 import org.jooq.impl.DSL;
+import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -22,9 +23,9 @@ import org.junit.jupiter.params.provider.EnumSource;
 /**
  * The rule that keeps a WAL relay's drainer and its reader apart: the drainer claims only parked
  * rows, never one the reader publishes, and never a parked row ahead of an earlier row of its
- * aggregate that the reader still has in hand (published, completion not yet committed), nor a
- * parked row behind one the reader has not decoded yet. Claims run on the plain table, no decoding
- * needed.
+ * aggregate whose place in commit order is unknown (published by the reader, completion not yet
+ * committed; not read yet), and parked rows in the commit order the reader recorded. Claims run on
+ * the plain table, no decoding needed.
  */
 class ParkedOnlyClaimIT {
 
@@ -41,10 +42,12 @@ class ParkedOnlyClaimIT {
     // a: the reader's row first (published, not completed), then a parked one behind it.
     UUID aReaders = insert("a", 1, false);
     insert("a", 2, true);
-    // b: parked, then one the reader has not decoded yet, then parked again.
+    // b: parked, then one the reader has not read yet, then parked again: the reader reads in
+    // commit order, so the unread one commits after both parked ones (or not yet), and does not
+    // hold back the second (before schema V12 the run stopped at it, in position order).
     UUID bParked = insert("b", 1, true);
     insert("b", 2, false);
-    insert("b", 3, true);
+    UUID bParkedAgain = insert("b", 3, true);
     // c: only the reader's.
     UUID cReaders = insert("c", 1, false);
     // d: parked all along.
@@ -53,7 +56,7 @@ class ParkedOnlyClaimIT {
 
     Claimer drainer = claimer(policy);
     drainer.parkedOnly(true);
-    assertThat(claim(drainer)).containsExactlyInAnyOrder(bParked, d1, d2);
+    assertThat(claim(drainer)).containsExactlyInAnyOrder(bParked, bParkedAgain, d1, d2);
 
     Claimer fallenBack = claimer(policy);
     fallenBack.parkedOnly(true);
@@ -61,6 +64,71 @@ class ParkedOnlyClaimIT {
     assertThat(claim(fallenBack))
         .as("after the slot is lost, every pending row is the table relay's")
         .contains(aReaders, bParked, cReaders, d1, d2);
+  }
+
+  /**
+   * With writers not serialized per aggregate a later position can commit first: the drainer
+   * follows the commit order the reader recorded when it parked the rows ({@code commit_lsn}), not
+   * the position, whether the rows come as heads alone, in runs, or one claim at a time. Rows of
+   * the backlog parked when the slot was created (commit order 0, never read from the slot) go
+   * first, in position order among themselves.
+   */
+  @ParameterizedTest
+  @EnumSource(DeadLetterPolicy.class)
+  void theDrainerClaimsParkedRowsInCommitOrderNotPositionOrder(DeadLetterPolicy policy) {
+    // a: positions 1, 2, 3 committed in the order 3, 1, 2.
+    UUID a1 = insert("a", 1, 200L);
+    UUID a2 = insert("a", 2, 300L);
+    UUID a3 = insert("a", 3, 100L);
+    // b: two rows of the backlog, then one read from the slot with a lower position than a third
+    // row of the backlog would have (rows of the backlog committed before the slot).
+    UUID b1 = insert("b", 1, 0L);
+    UUID b2 = insert("b", 2, 0L);
+    UUID b3 = insert("b", 3, 50L);
+    // c: position 1 committed after position 2; position 2 is the only one parked yet.
+    UUID c1 = insert("c", 1, (Long) null);
+    UUID c2 = insert("c", 2, 100L);
+
+    Claimer drainer = claimer(policy);
+    drainer.parkedOnly(true);
+    List<UUID> claimed = claim(drainer);
+    assertThat(claimed).containsSubsequence(a3, a1, a2).containsSubsequence(b1, b2, b3);
+    assertThat(claimed)
+        .as("c1 not parked yet (committed after c2 or not: unknown): c is held back whole")
+        .doesNotContain(c1, c2);
+
+    Claimer oneAtATime =
+        new Claimer(
+            1,
+            Ordering.STRICT,
+            policy,
+            db.schema(),
+            Claimer.Tuning.DEFAULT.settle(0).fullScanEvery(0, 0));
+    oneAtATime.parkedOnly(true);
+    List<UUID> order = new ArrayList<>();
+    for (int i = 0; i < 10; i++) {
+      List<UUID> batch = claimAndComplete(oneAtATime);
+      order.addAll(batch);
+    }
+    assertThat(order).containsSubsequence(a3, a1, a2).containsSubsequence(b1, b2, b3);
+    assertThat(order).hasSize(6);
+  }
+
+  /** Claims one batch and marks it published, as the drainer does. */
+  private static List<UUID> claimAndComplete(Claimer claimer) {
+    return db.dsl()
+        .transactionResult(
+            configuration -> {
+              List<UUID> ids =
+                  claimer.claim(configuration.dsl()).stream().map(ClaimedRow::id).toList();
+              for (UUID id : ids) {
+                configuration
+                    .dsl()
+                    .execute(
+                        "update outbox_events set processed_at = now() where id = '" + id + "'");
+              }
+              return ids;
+            });
   }
 
   /**
@@ -114,9 +182,22 @@ class ParkedOnlyClaimIT {
   }
 
   private static UUID insert(String aggregate, int seq, boolean parked) {
+    return insert(aggregate, seq, parked ? 0L : null);
+  }
+
+  /**
+   * A row, parked with {@code commitLsn} as its place in commit order (as the reader parks it), or
+   * left unparked when null.
+   */
+  private static UUID insert(String aggregate, int seq, @Nullable Long commitLsn) {
     UUID id = EventRows.insert(db.dsl(), aggregate, seq);
-    if (parked) {
-      db.execute("update outbox_events set parked = true where id = '" + id + "'");
+    if (commitLsn != null) {
+      db.execute(
+          "update outbox_events set parked = true, commit_lsn = "
+              + commitLsn
+              + " where id = '"
+              + id
+              + "'");
     }
     return id;
   }

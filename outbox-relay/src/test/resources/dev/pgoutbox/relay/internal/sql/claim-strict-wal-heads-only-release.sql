@@ -32,6 +32,7 @@ with
           )
         )
         and "e"."parked" = true
+        and "e"."commit_lsn" is not null
       ) as "due",
       case
         when (
@@ -60,6 +61,7 @@ with
         )
       )
       and "e"."parked" = true
+      and "e"."commit_lsn" is not null
       and case
         when "pg_catalog"."pg_try_advisory_lock"(
           -1801522516,
@@ -70,19 +72,39 @@ with
         )
         else false
       end
-      and (
-        select 1
-        from "public"."outbox_events" as "p"
-        where (
-          "p"."processed_at" is null
-          and "p"."aggregate_type" = "e"."aggregate_type"
-          and "p"."aggregate_id" >= "e"."aggregate_id"
-          and ("p"."aggregate_id", "p"."position") < ("e"."aggregate_id", "e"."position")
-          and "p"."dead_at" is null
-        )
-        order by "p"."aggregate_type" desc, "p"."aggregate_id" desc, "p"."position" desc
-        fetch next 1 rows only
-      ) is null
+      and case
+        when (
+          select 1
+          from "public"."outbox_events" as "b"
+          where (
+            "b"."processed_at" is null
+            and "b"."parked" = true
+            and "b"."aggregate_type" = "e"."aggregate_type"
+            and "b"."aggregate_id" = "e"."aggregate_id"
+            and ("b"."commit_lsn", "b"."position") < ("e"."commit_lsn", "e"."position")
+            and "b"."dead_at" is null
+          )
+          order by "b"."aggregate_type" desc, "b"."aggregate_id" desc, "b"."commit_lsn" desc, "b"."position" desc
+          fetch next 1 rows only
+        ) is null then ((
+          select 1
+          from "public"."outbox_events" as "p"
+          where (
+            "p"."processed_at" is null
+            and "p"."aggregate_type" = "e"."aggregate_type"
+            and "p"."aggregate_id" >= "e"."aggregate_id"
+            and ("p"."aggregate_id", "p"."position") < ("e"."aggregate_id", "e"."position")
+            and "p"."dead_at" is null
+            and not (
+              "p"."parked" = true
+              and "p"."commit_lsn" is not null
+            )
+          )
+          order by "p"."aggregate_type" desc, "p"."aggregate_id" desc, "p"."position" desc
+          fetch next 1 rows only
+        ) is null)
+        else false
+      end
     )
     order by "e"."position"
     fetch next ? rows only

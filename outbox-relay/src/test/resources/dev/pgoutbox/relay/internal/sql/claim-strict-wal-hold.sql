@@ -1,6 +1,6 @@
 with
-  "heads"("t", "a", "p") as materialized (
-    select "e"."aggregate_type", "e"."aggregate_id", "e"."position"
+  "heads"("t", "a", "p", "l") as materialized (
+    select "e"."aggregate_type", "e"."aggregate_id", "e"."position", "e"."commit_lsn"
     from "public"."outbox_events" as "e"
     where (
       "e"."processed_at" is null
@@ -14,6 +14,7 @@ with
         )
       )
       and "e"."parked" = true
+      and "e"."commit_lsn" is not null
       and case
         when "pg_catalog"."pg_try_advisory_lock"(
           -1801522516,
@@ -24,28 +25,48 @@ with
         )
         else false
       end
-      and (
-        select 1
-        from "public"."outbox_events" as "p"
-        where (
-          "p"."processed_at" is null
-          and "p"."aggregate_type" = "e"."aggregate_type"
-          and "p"."aggregate_id" >= "e"."aggregate_id"
-          and ("p"."aggregate_id", "p"."position") < ("e"."aggregate_id", "e"."position")
-        )
-        order by "p"."aggregate_type" desc, "p"."aggregate_id" desc, "p"."position" desc
-        fetch next 1 rows only
-      ) is null
+      and case
+        when (
+          select 1
+          from "public"."outbox_events" as "b"
+          where (
+            "b"."processed_at" is null
+            and "b"."parked" = true
+            and "b"."aggregate_type" = "e"."aggregate_type"
+            and "b"."aggregate_id" = "e"."aggregate_id"
+            and ("b"."commit_lsn", "b"."position") < ("e"."commit_lsn", "e"."position")
+          )
+          order by "b"."aggregate_type" desc, "b"."aggregate_id" desc, "b"."commit_lsn" desc, "b"."position" desc
+          fetch next 1 rows only
+        ) is null then ((
+          select 1
+          from "public"."outbox_events" as "p"
+          where (
+            "p"."processed_at" is null
+            and "p"."aggregate_type" = "e"."aggregate_type"
+            and "p"."aggregate_id" >= "e"."aggregate_id"
+            and ("p"."aggregate_id", "p"."position") < ("e"."aggregate_id", "e"."position")
+            and not (
+              "p"."parked" = true
+              and "p"."commit_lsn" is not null
+            )
+          )
+          order by "p"."aggregate_type" desc, "p"."aggregate_id" desc, "p"."position" desc
+          fetch next 1 rows only
+        ) is null)
+        else false
+      end
     )
     order by "e"."position"
     fetch next ? rows only
     for update of "e" skip locked
   ),
-  "owned"("t", "a", "p") as materialized (
+  "owned"("t", "a", "p", "l") as materialized (
     select
       "heads"."t",
       "heads"."a",
-      "heads"."p"
+      "heads"."p",
+      "heads"."l"
     from "heads"
     where "pg_catalog"."pg_try_advisory_xact_lock"(
       ?,
@@ -61,22 +82,23 @@ with
         partition by
           "owned"."t",
           "owned"."a"
-        order by "x"."position"
+        order by "x"."commit_lsn", "x"."position"
       ) as "rn"
     from "owned"
       cross join lateral (
-        select "r"."aggregate_type", "r"."aggregate_id", "r"."position"
+        select "r"."aggregate_type", "r"."aggregate_id", "r"."position", "r"."commit_lsn"
         from "public"."outbox_events" as "r"
         where (
           "r"."processed_at" is null
+          and "r"."parked" = true
           and "r"."aggregate_type" = "owned"."t"
-          and "r"."aggregate_id" <= "owned"."a"
-          and ("r"."aggregate_id", "r"."position") >= (
-            "owned"."a",
+          and "r"."aggregate_id" = "owned"."a"
+          and ("r"."commit_lsn", "r"."position") >= (
+            "owned"."l",
             "owned"."p"
           )
         )
-        order by "r"."aggregate_type", "r"."aggregate_id", "r"."position"
+        order by "r"."aggregate_type", "r"."aggregate_id", "r"."commit_lsn", "r"."position"
         fetch next ? rows only
       ) as "x"
     where (
@@ -139,6 +161,7 @@ from "chosen"
           )
         )
         and "c"."parked" = true
+        and "c"."commit_lsn" is not null
       ) as "due",
       case
         when (

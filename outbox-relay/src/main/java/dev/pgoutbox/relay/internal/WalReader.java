@@ -265,7 +265,7 @@ public final class WalReader implements Runnable {
   private void attach() throws SQLException {
     WalSlotStats state = slot.read();
     if (state == null) {
-      throw new SlotLostException("replication slot " + slot.slotName() + " was dropped");
+      throw new SlotLostException(missingSlot());
     }
     if (state.lost()) {
       throw new SlotLostException(
@@ -289,7 +289,7 @@ public final class WalReader implements Runnable {
         return;
       }
       if ("42704".equals(e.getSQLState())) {
-        throw new SlotLostException("replication slot " + slot.slotName() + " was dropped");
+        throw new SlotLostException(missingSlot());
       }
       String message = String.valueOf(e.getMessage());
       if (message.contains("invalidated") || message.contains("can no longer get changes")) {
@@ -325,6 +325,17 @@ public final class WalReader implements Runnable {
         slot.slotName(),
         parked.size());
     schedule(0);
+  }
+
+  /**
+   * Why the slot is missing: an operator or another instance dropped it, or this server is a
+   * promoted standby that never had it (PostgreSQL 16 and older keep no logical slot on a standby).
+   */
+  private String missingSlot() {
+    return "replication slot "
+        + slot.slotName()
+        + " does not exist: it was dropped, or the database failed over to a standby that did not"
+        + " have it";
   }
 
   private void standBy(String why) {

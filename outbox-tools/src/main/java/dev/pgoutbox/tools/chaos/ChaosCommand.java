@@ -64,7 +64,10 @@ import picocli.CommandLine.Spec;
       "With --source wal the relays are WAL relays (WalRelay): one reads the outbox's logical"
           + " replication slot, the others stand by and drain parked events; each relay kill kills"
           + " the reader (its WAL sender ends with it), and the embedded PostgreSQL runs with"
-          + " wal_level=logical."
+          + " wal_level=logical. Each 120 s block then ends with a fault of the slot, in turn:"
+          + " dropped by an operator, the publication not publishing inserts for a second, or"
+          + " invalidated by max_slot_wal_keep_size; the relays fall back to the table, and all"
+          + " are then restarted together on a new slot (concurrent first starts)."
     })
 public final class ChaosCommand implements Callable<Integer> {
 
@@ -251,7 +254,9 @@ public final class ChaosCommand implements Callable<Integer> {
     PrintWriter log = json ? spec.commandLine().getErr() : out;
     long runSeed = seed != null ? seed : ThreadLocalRandom.current().nextLong(1, 1_000_000);
     // The relay's idle-transaction timeout is publishTimeout + 10 s; the freeze outlasts it.
-    FaultPlan plan = FaultPlan.of(runSeed, seconds, relays, killEvery, relayPublishTimeout + 12);
+    FaultPlan plan =
+        FaultPlan.of(
+            runSeed, seconds, relays, killEvery, relayPublishTimeout + 12, source.equals("wal"));
     Path runDir = Files.createTempDirectory("pgoutbox-chaos");
     Deque<AutoCloseable> resources = new ArrayDeque<>();
     try {
@@ -498,6 +503,13 @@ public final class ChaosCommand implements Callable<Integer> {
           .put("postgres_crashes", plan.count(Kind.POSTGRES_CRASH))
           .put("network_cuts", plan.count(Kind.NETWORK_CUT))
           .put("network_partitions", plan.count(Kind.NETWORK_PARTITION))
+          .put("slot_drops", wal ? plan.count(Kind.SLOT_DROP) : null)
+          .put("publication_drifts", wal ? plan.count(Kind.PUBLICATION_DRIFT) : null)
+          .put("slot_invalidations", wal ? plan.count(Kind.SLOT_INVALIDATION) : null)
+          .put("fleet_restarts_on_a_new_slot", wal ? faults.fleetRestarts() : null)
+          .put(
+              "wal_fall_backs_logged",
+              wal ? fleet.linesInLogs(FaultInjector.WAL_FALL_BACK_LINE) : null)
           .put("fault_failures", faults.failures())
           .put("writer_retries", writing.failedAttempts())
           .put("ambiguous_commits", writing.ambiguousCommits())

@@ -24,8 +24,9 @@ import picocli.CommandLine;
  * NATS under RELEASE_AGGREGATE (successors go on; a retried dead letter may arrive late). Nothing
  * asserted depends on throughput, only on there having been real traffic. The full run's figures
  * are in the README ("Reliability"). The WAL relays' run is shorter (20 s: relay kills that each
- * kill the slot's reader, a broker outage, a PostgreSQL crash, a network cut and a partition; no
- * freeze).
+ * kill the slot's reader, a broker outage, a PostgreSQL crash, a network cut and a partition, then
+ * the slot invalidated by {@code max_slot_wal_keep_size}: the relays fall back to the table and are
+ * restarted together on a new slot; no freeze).
  */
 class ChaosCommandIT {
 
@@ -168,7 +169,9 @@ class ChaosCommandIT {
         .contains("PostgreSQL killed")
         .contains("PostgreSQL restarted")
         .contains("relays' network to PostgreSQL cut")
-        .contains("broker back");
+        .contains("broker back")
+        .contains("invalidated (wal_status = lost)")
+        .contains("relays started together on a new slot");
     JsonNode result = run.result();
     // As above, only ask for real traffic: a loaded machine writes far less than 200/s.
     assertPassedWithNothingLostOrReordered(result, "wal", 100);
@@ -178,7 +181,14 @@ class ChaosCommandIT {
     assertThat(result.get("dead_letters_injected").asLong())
         .as("failures are parked and dead-lettered by the table relay as injected, no others")
         .isEqualTo(result.get("dead_letters").asLong());
-    assertThat(result.get("relay_kills").asInt()).isEqualTo(4);
+    assertThat(result.get("relay_kills").asInt())
+        .as("kills at 4, 8 and 12 s; none near the slot's invalidation at 18 s")
+        .isEqualTo(3);
+    assertThat(result.get("slot_invalidations").asInt()).isEqualTo(1);
+    assertThat(result.get("wal_fall_backs_logged").asInt())
+        .as("the relays noticed the lost slot and fell back to the table")
+        .isPositive();
+    assertThat(result.get("fleet_restarts_on_a_new_slot").asInt()).isEqualTo(1);
     assertThat(result.get("reader_kills").asInt())
         .as("the relay streaming the slot was killed, its WAL sender with it")
         .isPositive();

@@ -359,6 +359,16 @@ public final class WalReader implements Runnable {
     inWriteTransaction(
         c -> {
           slot.fence(c, true);
+          int handedOver = slot.parkIfPublicationChanged(c);
+          if (handedOver >= 0) {
+            log.warn(
+                "Publication {} changed since the position of slot {} (its catalog rows are newer"
+                    + " than the slot's catalog_xmin): inserts written meanwhile may be missing"
+                    + " from the slot, so the {} pending event(s) are left to the table relay",
+                slot.publicationName(),
+                slot.slotName(),
+                handedOver);
+          }
           try (Statement s = c.createStatement();
               ResultSet rs = s.executeQuery(parkedAggregatesSql)) {
             while (rs.next()) {

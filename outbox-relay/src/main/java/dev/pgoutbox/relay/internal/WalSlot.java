@@ -320,6 +320,33 @@ public final class WalSlot {
   }
 
   /**
+   * When the publication may have changed since the slot's restart point ({@link
+   * WalStatements#publicationChangedSinceSlot}), parks every pending row not parked yet, in {@code
+   * connection}'s transaction, and answers how many; else 0 and -1 when it did not change. A reader
+   * that attaches does so before it streams: inserts written while the publication did not publish
+   * them (while no reader streamed, the publication restored since) are not in the slot, and its
+   * baseline, read now, cannot tell; parked, the table relay publishes them before the later events
+   * of their aggregates.
+   */
+  int parkIfPublicationChanged(Connection connection) throws SQLException {
+    boolean changed;
+    try (PreparedStatement ps =
+        connection.prepareStatement(WalStatements.publicationChangedSinceSlot(schema, pg15))) {
+      ps.setString(1, publicationName);
+      ps.setString(2, slotName);
+      try (ResultSet rs = ps.executeQuery()) {
+        changed = rs.next() && rs.getBoolean(1);
+      }
+    }
+    if (!changed) {
+      return -1;
+    }
+    try (Statement s = connection.createStatement()) {
+      return s.executeUpdate(WalStatements.parkBacklog(schema));
+    }
+  }
+
+  /**
    * Creates the slot with the backlog parked, so that no instance can attach to it before: under
    * the creation lock ({@link WalStatements#creationLock}, held by a second session in a
    * transaction that writes nothing, so that it holds up no slot's creation), a temporary

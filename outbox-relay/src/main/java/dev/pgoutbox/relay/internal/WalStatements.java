@@ -86,6 +86,10 @@ final class WalStatements {
   static final String SLOT_READER_PID =
       "SELECT active_pid FROM pg_replication_slots WHERE slot_name = ?";
 
+  /** Whether the slot is a failover slot (PostgreSQL 17 and later); bind 1: the slot name. */
+  static final String SLOT_FAILOVER =
+      "SELECT failover FROM pg_catalog.pg_replication_slots WHERE slot_name = ?";
+
   /** A temporary slot, gone with its session; bind 1: its name. */
   static final String CREATE_STAGING_SLOT =
       "SELECT pg_catalog.pg_create_logical_replication_slot(?, 'pgoutput', true)";

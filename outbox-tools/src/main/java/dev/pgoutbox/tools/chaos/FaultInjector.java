@@ -290,7 +290,7 @@ final class FaultInjector {
     long deadline = System.nanoTime() + FALL_BACK_WAIT.toNanos();
     long fellBack = relays.linesInLogs(WAL_FALL_BACK_LINE) - fallBacksBeforeTheFault;
     while (fellBack == 0 && System.nanoTime() - deadline < 0) {
-      LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(100));
+      LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(500)); // reads the relays' logs
       fellBack = relays.linesInLogs(WAL_FALL_BACK_LINE) - fallBacksBeforeTheFault;
     }
     relays.killAll();

@@ -65,8 +65,9 @@ import picocli.CommandLine.Spec;
           + " replication slot, the others stand by and drain parked events; each relay kill kills"
           + " the reader (its WAL sender ends with it), and the embedded PostgreSQL runs with"
           + " wal_level=logical. Each 120 s block then ends with a fault of the slot, in turn:"
-          + " dropped by an operator, the publication not publishing inserts for a second, or"
-          + " invalidated by max_slot_wal_keep_size; the relays fall back to the table, and all"
+          + " dropped by an operator, the publication not publishing inserts for a second,"
+          + " invalidated by max_slot_wal_keep_size, or the primary killed and its synchronous"
+          + " standby promoted; the relays fall back to the table, and all"
           + " are then restarted together on a new slot (concurrent first starts)."
     })
 public final class ChaosCommand implements Callable<Integer> {
@@ -261,16 +262,26 @@ public final class ChaosCommand implements Callable<Integer> {
     Deque<AutoCloseable> resources = new ArrayDeque<>();
     try {
       boolean wal = source.equals("wal");
-      EmbeddedPostgresServer postgres =
+      EmbeddedPostgresServer first =
           EmbeddedPostgresServer.start(runDir.resolve("postgres"), wal ? WAL_SETTINGS : Map.of());
+      PostgresPair postgres = new PostgresPair(first, STANDBY_SETTINGS);
       resources.push(postgres);
-      HikariDataSource dataSource = pool(postgres.jdbcUrl(), writers + 2);
+      // With WAL relays the writers, like the relays, reach the primary through an address that a
+      // standby's promotion moves.
+      String databaseUrl = first.jdbcUrl();
+      if (wal) {
+        TcpProxy writersAddress = postgres.address(TcpProxy.to(first.port()));
+        resources.push(writersAddress);
+        databaseUrl = writersAddress.route(first.jdbcUrl());
+      }
+      HikariDataSource dataSource = pool(databaseUrl, writers + 2);
       resources.push(dataSource);
       OutboxSchema.migrate(dataSource, SCHEMA);
       if (wal) {
         createWalSlot(dataSource);
+        log.println("chaos: " + postgres.addStandby());
       }
-      TcpProxy relayNetwork = TcpProxy.to(postgres.port());
+      TcpProxy relayNetwork = postgres.address(TcpProxy.to(first.port()));
       resources.push(relayNetwork);
       ChaosBroker chaosBroker = startBroker();
       resources.push(chaosBroker);
@@ -506,6 +517,7 @@ public final class ChaosCommand implements Callable<Integer> {
           .put("slot_drops", wal ? plan.count(Kind.SLOT_DROP) : null)
           .put("publication_drifts", wal ? plan.count(Kind.PUBLICATION_DRIFT) : null)
           .put("slot_invalidations", wal ? plan.count(Kind.SLOT_INVALIDATION) : null)
+          .put("standby_promotions", wal ? postgres.promotions() : null)
           .put("fleet_restarts_on_a_new_slot", wal ? faults.fleetRestarts() : null)
           .put(
               "wal_fall_backs_logged",
@@ -687,6 +699,9 @@ public final class ChaosCommand implements Callable<Integer> {
     log.println(
         "chaos: no relay streams the slot after " + READER_START_WAIT + "; starting anyway");
   }
+
+  /** The standby's own settings: it reports the rows it holds back to the primary. */
+  private static final Map<String, String> STANDBY_SETTINGS = Map.of("hot_standby_feedback", "on");
 
   private static Map<String, String> walSettings() {
     Map<String, String> settings = new java.util.HashMap<>(EmbeddedPostgresServer.LOGICAL_DECODING);

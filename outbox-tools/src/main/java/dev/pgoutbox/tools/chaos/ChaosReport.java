@@ -212,6 +212,8 @@ final class ChaosReport {
                     + " publication drifts, "
                     + r.get("slot_invalidations")
                     + " invalidations, "
+                    + r.get("standby_promotions")
+                    + " standby promotions, "
                     + r.get("wal_fall_backs_logged")
                     + " fall-backs logged, "
                     + r.get("fleet_restarts_on_a_new_slot")

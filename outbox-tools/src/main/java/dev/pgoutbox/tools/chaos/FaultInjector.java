@@ -1,6 +1,5 @@
 package dev.pgoutbox.tools.chaos;
 
-import dev.pgoutbox.testing.EmbeddedPostgresServer;
 import dev.pgoutbox.testing.TcpProxy;
 import dev.pgoutbox.tools.chaos.FaultPlan.Fault;
 import java.io.PrintWriter;
@@ -42,7 +41,7 @@ final class FaultInjector {
   private final FaultPlan plan;
   private final RelayFleet relays;
   private final ChaosBroker broker;
-  private final EmbeddedPostgresServer postgres;
+  private final PostgresPair postgres;
   private final TcpProxy relayNetwork;
   private final PrintWriter log;
   private final DataSource database;
@@ -60,7 +59,7 @@ final class FaultInjector {
       FaultPlan plan,
       RelayFleet relays,
       ChaosBroker broker,
-      EmbeddedPostgresServer postgres,
+      PostgresPair postgres,
       TcpProxy relayNetwork,
       DataSource database,
       @Nullable String walSlot,
@@ -387,10 +386,10 @@ final class FaultInjector {
             }
             case POSTGRES_CRASH -> {
               if (step.undo()) {
-                postgres.restart();
+                postgres.primary().restart();
                 yield "PostgreSQL restarted (crash recovery done)";
               }
-              postgres.crash();
+              postgres.primary().crash();
               yield "PostgreSQL killed";
             }
             case NETWORK_CUT -> {
@@ -401,14 +400,19 @@ final class FaultInjector {
               relayNetwork.cut();
               yield "relays' network to PostgreSQL cut";
             }
-            case SLOT_DROP, PUBLICATION_DRIFT, SLOT_INVALIDATION -> {
+            case SLOT_DROP, PUBLICATION_DRIFT, SLOT_INVALIDATION, STANDBY_PROMOTION -> {
               if (step.undo()) {
-                yield restartFleetOnANewSlot(fallBacksBefore.getOrDefault(fault, 0L));
+                String standby =
+                    fault.kind() == FaultPlan.Kind.STANDBY_PROMOTION
+                        ? "new standby " + postgres.addStandby() + "; "
+                        : "";
+                yield standby + restartFleetOnANewSlot(fallBacksBefore.getOrDefault(fault, 0L));
               }
               fallBacksBefore.put(fault, relays.linesInLogs(WAL_FALL_BACK_LINE));
               yield switch (fault.kind()) {
                 case SLOT_DROP -> dropSlot();
                 case PUBLICATION_DRIFT -> driftPublication();
+                case STANDBY_PROMOTION -> postgres.promote();
                 default -> invalidateSlot();
               };
             }

@@ -38,12 +38,14 @@ record FaultPlan(long seed, List<Fault> faults) {
     NETWORK_PARTITION,
     SLOT_DROP,
     PUBLICATION_DRIFT,
-    SLOT_INVALIDATION
+    SLOT_INVALIDATION,
+    STANDBY_PROMOTION
   }
 
   /** The faults of the WAL slot, one per block in this turn. */
   static final List<Kind> SLOT_FAULTS =
-      List.of(Kind.SLOT_DROP, Kind.PUBLICATION_DRIFT, Kind.SLOT_INVALIDATION);
+      List.of(
+          Kind.SLOT_DROP, Kind.PUBLICATION_DRIFT, Kind.SLOT_INVALIDATION, Kind.STANDBY_PROMOTION);
 
   /** Whether {@code kind} is one of {@link #SLOT_FAULTS}. */
   static boolean isSlotFault(Kind kind) {
@@ -190,6 +192,12 @@ record FaultPlan(long seed, List<Fault> faults) {
               + " meanwhile are skipped by the slot), then back to 'insert'; at t="
               + back
               + " "
+              + FLEET_RESTART;
+      case STANDBY_PROMOTION ->
+          "PostgreSQL primary killed and its synchronous standby promoted, the relays' and"
+              + " writers' addresses moved to it (the new primary has no logical slot); at t="
+              + back
+              + " a new standby cloned, and "
               + FLEET_RESTART;
       case SLOT_INVALIDATION ->
           "WAL slot invalidated (max_slot_wal_keep_size = 1MB, segments switched and checkpoints"

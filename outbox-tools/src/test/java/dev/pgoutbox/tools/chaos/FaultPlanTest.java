@@ -89,14 +89,14 @@ class FaultPlanTest {
         plan.faults().stream().map(Fault::kind).filter(FaultPlan::isSlotFault).toList();
     assertThat(slotFaults)
         .containsExactly(
-            Kind.SLOT_DROP,
             Kind.PUBLICATION_DRIFT,
             Kind.SLOT_INVALIDATION,
+            Kind.STANDBY_PROMOTION,
             Kind.SLOT_DROP,
             Kind.PUBLICATION_DRIFT);
     assertThat(FaultPlan.of(9, 600, 3, 5, 42, false).faults())
         .noneMatch(f -> FaultPlan.isSlotFault(f.kind()));
-    assertThat(FaultPlan.of(11, 20, 2, 4, 13, true).count(Kind.SLOT_INVALIDATION)).isEqualTo(1);
+    assertThat(FaultPlan.of(11, 20, 2, 4, 13, true).count(Kind.STANDBY_PROMOTION)).isEqualTo(1);
   }
 
   @Test

@@ -2,9 +2,11 @@ package dev.pgoutbox.relay;
 
 import static dev.pgoutbox.relay.testing.EventRows.event;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.pgoutbox.core.Outbox;
 import dev.pgoutbox.core.OutboxEvent;
+import dev.pgoutbox.core.OutboxException;
 import dev.pgoutbox.relay.testing.RecordingPublisher;
 import dev.pgoutbox.relay.testing.TestWalRelays;
 import dev.pgoutbox.testing.DeliveryChecker;
@@ -73,6 +75,16 @@ class WalFailoverIT {
                   }
                 })
             .build();
+    WalRelay tooOld =
+        TestWalRelays.builder(db, "failover_slot", new RecordingPublisher())
+            .failoverSlot(true)
+            .build();
+    assertThatThrownBy(tooOld::start)
+        .isInstanceOf(OutboxException.class)
+        .hasMessageContaining("failoverSlot needs PostgreSQL 17 or later");
+    assertThat(db.queryLong("select count(*) from pg_replication_slots"))
+        .as("no slot created")
+        .isZero();
     Writer writer = new Writer();
     try {
       relay.start();

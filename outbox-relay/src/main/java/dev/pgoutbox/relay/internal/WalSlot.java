@@ -82,6 +82,15 @@ public final class WalSlot {
     try (Connection connection = dataSource.getConnection()) {
       connection.setAutoCommit(true);
       checkWalLevel(connection);
+      if (failoverVia != null && serverVersion < 170000) {
+        throw new OutboxException(
+            "pgoutbox-relay["
+                + log.relayName()
+                + "] - failoverSlot needs PostgreSQL 17 or later (failover slots); this server's"
+                + " server_version_num is "
+                + serverVersion
+                + ": turn failoverSlot off");
+      }
       ensurePublication(connection, create);
       WalSlotStats slot = read(connection);
       if (slot != null) {
@@ -191,15 +200,6 @@ public final class WalSlot {
    * failure fails the start; on an existing one it is logged and the start goes on.
    */
   private void enableFailover(Connection connection, boolean created) throws SQLException {
-    if (serverVersion < 170000) {
-      throw new OutboxException(
-          "pgoutbox-relay["
-              + log.relayName()
-              + "] - failoverSlot needs PostgreSQL 17 or later (failover slots); this server's"
-              + " server_version_num is "
-              + serverVersion
-              + ": turn failoverSlot off");
-    }
     try (PreparedStatement ps = connection.prepareStatement(WalStatements.SLOT_FAILOVER)) {
       ps.setString(1, slotName);
       try (ResultSet rs = ps.executeQuery()) {
@@ -215,14 +215,29 @@ public final class WalSlot {
       log.info("Replication slot {} is a failover slot (failover = true)", slotName);
     } catch (SQLException e) {
       if (created) {
+        // No reader attached yet (the creation lock is held): dropped, so that the next start
+        // creates it again rather than a slot that would not survive a fail-over.
+        String kept = "it was dropped";
+        try (PreparedStatement drop = connection.prepareStatement(WalStatements.DROP_SLOT)) {
+          drop.setString(1, slotName);
+          drop.execute();
+        } catch (SQLException dropFailed) {
+          e.addSuppressed(dropFailed);
+          kept =
+              "it could not be dropped: drop it (SELECT pg_drop_replication_slot('"
+                  + slotName
+                  + "'))";
+        }
         throw new OutboxException(
             "pgoutbox-relay["
                 + log.relayName()
-                + "] - could not make replication slot "
+                + "] - could not make the new replication slot "
                 + slotName
                 + " a failover slot ("
                 + e.getMessage()
-                + "); drop it and start again, or turn failoverSlot off",
+                + "); "
+                + kept
+                + ". The relay's role needs REPLICATION; or turn failoverSlot off",
             e);
       }
       log.warn(

@@ -37,14 +37,14 @@ GRANT INSERT (id, aggregate_type, aggregate_id, event_type, payload, headers)
 -- The relay: claims, publishes and marks events; OutboxAdmin (stats, dead letters, retention).
 GRANT USAGE ON SCHEMA :"schema" TO :"relay_role";
 -- SELECT: the claim query and the stats; UPDATE: processed_at, attempts, retry_after, last_error,
--- dead_at, parked (and FOR UPDATE SKIP LOCKED, which needs UPDATE of a column); DELETE:
+-- error_history, dead_at, parked (and FOR UPDATE SKIP LOCKED, which needs UPDATE of a column); DELETE:
 -- OutboxAdmin.discard and the retention purge of processed events. No INSERT: the relay never
 -- writes events.
 -- UPDATE by column: the delivery columns only, so the relay cannot rewrite an event's payload,
 -- headers, type or aggregate (parked: the WAL relay's flag).
 REVOKE UPDATE ON TABLE :"schema".outbox_events FROM :"relay_role";
 GRANT SELECT, DELETE ON TABLE :"schema".outbox_events TO :"relay_role";
-GRANT UPDATE (attempts, retry_after, last_error, processed_at, dead_at, parked)
+GRANT UPDATE (attempts, retry_after, last_error, error_history, processed_at, dead_at, parked)
     ON TABLE :"schema".outbox_events TO :"relay_role";
 -- The view of dead letters (OutboxAdmin.deadLetters, deadLetterCount).
 GRANT SELECT ON TABLE :"schema".outbox_dead_letters TO :"relay_role";

@@ -28,7 +28,7 @@ class OutboxSchemaIT {
         .load()
         .migrate();
 
-    assertThat(OutboxSchema.migrate(db.dataSource(), db.schema())).isEqualTo(11);
+    assertThat(OutboxSchema.migrate(db.dataSource(), db.schema())).isEqualTo(12);
     assertThat(OutboxSchema.migrate(db.dataSource(), db.schema()))
         .as("a second call applies nothing")
         .isZero();
@@ -71,6 +71,53 @@ class OutboxSchemaIT {
           .isEqualTo(1L);
     } finally {
       db.execute("drop schema if exists " + other + " cascade");
+    }
+  }
+
+  @Test
+  void aRoleThatRecordsFailuresKeepsDoingSoAfterVersion13AddsErrorHistory() throws Exception {
+    String other = db.schema() + "_upgraded";
+    String relayRole = other + "_relay";
+    try {
+      // A schema from before version 13 (11), with a relay role granted by column as grants.sql did
+      // then.
+      Flyway.configure()
+          .dataSource(db.dataSource())
+          .locations(OutboxSchema.MIGRATION_LOCATION)
+          .schemas(other)
+          .defaultSchema(other)
+          .createSchemas(true)
+          .table(OutboxSchema.HISTORY_TABLE)
+          .target("11")
+          .load()
+          .migrate();
+      db.execute("create role " + relayRole);
+      db.execute(
+          "grant update (attempts, retry_after, last_error, processed_at, dead_at, parked) on "
+              + other
+              + ".outbox_events to "
+              + relayRole);
+
+      OutboxSchema.migrate(db.dataSource(), other);
+
+      assertThat(
+              db.dsl()
+                  .fetchValue(
+                      "select has_column_privilege(?, ?, 'error_history', 'UPDATE')",
+                      relayRole,
+                      other + ".outbox_events"))
+          .as("the relay role may append to error_history without a regrant")
+          .isEqualTo(true);
+      assertThat(
+              db.dsl()
+                  .fetchValue(
+                      "select has_column_privilege('public', ?, 'error_history', 'UPDATE')",
+                      other + ".outbox_events"))
+          .as("and nobody else was given it")
+          .isEqualTo(false);
+    } finally {
+      db.execute("drop schema if exists " + other + " cascade");
+      db.execute("drop role if exists " + relayRole);
     }
   }
 

@@ -1,5 +1,6 @@
 package dev.pgoutbox.core;
 
+import dev.pgoutbox.core.internal.HeaderNames;
 import dev.pgoutbox.core.internal.Texts;
 import java.util.Collections;
 import java.util.LinkedHashMap;
@@ -24,9 +25,15 @@ import org.jspecify.annotations.Nullable;
  * <p>The components are checked here, so a bad event fails where it is made: {@code aggregateType},
  * {@code aggregateId} and {@code eventType} must be present, not blank, at most {@value
  * #MAX_NAME_LENGTH} characters (counted in code points, as PostgreSQL counts them), and free of
- * {@code U+0000} and unpaired surrogates; header keys and values must not be null and are held to
- * the same character rules. The payload's JSON is made and checked by {@link Outbox#append}, before
- * any statement is sent.
+ * {@code U+0000} and unpaired surrogates; header values must not be null and are held to the same
+ * character rules (any other text is fine: each publisher encodes what its protocol cannot carry).
+ * Header keys must be names every broker carries as they are: RFC 9110 tokens (letters, digits and
+ * {@code !#$%&'+-.^_`|~}) of at most 100 characters, and not a name a publisher writes itself
+ * ({@code event_id}, {@code event_type}, {@code aggregate_type}, {@code aggregate_id}, {@code
+ * Nats-Msg-Id}, {@code content-type}, {@code ce_*} and {@code ce-*}, the webhook's {@code
+ * X-Pgoutbox-*}, {@code webhook-*}, {@code Idempotency-Key}, and the HTTP headers a client sets
+ * itself such as {@code Host} and {@code Content-Length}; any case). The payload's JSON is made and
+ * checked by {@link Outbox#append}, before any statement is sent.
  *
  * <p><b>Payload.</b> Any object Jackson serializes (a record, a POJO, a {@code Map}, a {@code
  * JsonNode}), or {@link RawJson} for JSON text the host has already written, stored as it is. A
@@ -140,8 +147,7 @@ public record OutboxEvent(
       if (key == null) {
         throw new InvalidEventException(field + " must not contain a null key");
       }
-      String keyProblem =
-          Texts.unstorableProblem(field + " key '" + Texts.printable(key) + "'", key);
+      String keyProblem = HeaderNames.problem(field + " key '" + Texts.printable(key) + "'", key);
       if (keyProblem != null) {
         throw new InvalidEventException(keyProblem);
       }

@@ -135,4 +135,49 @@ class OutboxEventTest {
             "headers value of 'k' must not contain U+0000 (PostgreSQL cannot store it), found at"
                 + " index 1");
   }
+
+  @Test
+  void headerNamesMustBeTokensEveryBrokerCarriesAndNotAnEnvelopeName() {
+    for (String bad : new String[] {"Zürich", "a b", "a:b", "x*", "", "tab\t", "é".repeat(3)}) {
+      assertThatThrownBy(() -> OutboxEvent.of("order", "1", "t", Map.of()).withHeader(bad, "v"))
+          .as(bad)
+          .isInstanceOf(InvalidEventException.class)
+          .hasMessageStartingWith("headers key '")
+          .hasMessageContaining(bad.isEmpty() ? "must not be empty" : "must be a token");
+    }
+    assertThatThrownBy(
+            () -> OutboxEvent.of("order", "1", "t", Map.of()).withHeader("k".repeat(101), "v"))
+        .hasMessageEndingWith("must be at most 100 characters, was 101");
+    for (String envelope :
+        new String[] {
+          "ce_type",
+          "CE-ID",
+          "content-type",
+          "Content-Type",
+          "event_type",
+          "aggregate_id",
+          "Nats-Msg-Id",
+          "event_id",
+          "webhook-signature",
+          "Host",
+          "Transfer-Encoding",
+          "X-Pgoutbox-Aggregate-Id"
+        }) {
+      assertThatThrownBy(
+              () -> OutboxEvent.of("order", "1", "t", Map.of()).withHeader(envelope, "v"))
+          .as(envelope)
+          .hasMessage(
+              "headers key '"
+                  + envelope
+                  + "' is a name the publishers write themselves (event_type, aggregate_type,"
+                  + " aggregate_id, event_id, Nats-Msg-Id, content-type, ce_*/ce-*, X-Pgoutbox-*,"
+                  + " the webhook's and HTTP's own): choose another name");
+    }
+    // Any value is fine: the publishers encode what their protocol cannot carry.
+    assertThat(
+            OutboxEvent.of("order", "1", "t", Map.of())
+                .withHeader("x-city_1.~!#$%&'+^`|", "Zürich 東京\r\n\"%41\" ")
+                .headers())
+        .containsEntry("x-city_1.~!#$%&'+^`|", "Zürich 東京\r\n\"%41\" ");
+  }
 }

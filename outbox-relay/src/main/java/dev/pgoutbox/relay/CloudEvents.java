@@ -4,6 +4,7 @@ import static java.util.Objects.requireNonNull;
 
 import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.JsonGenerator;
+import dev.pgoutbox.core.consumer.HeaderValues;
 import java.io.IOException;
 import java.io.StringWriter;
 import java.io.UncheckedIOException;
@@ -21,16 +22,24 @@ import java.util.Map;
  *
  * <p><b>Binary mode</b> (every publisher): the attributes travel as headers named as each
  * CloudEvents protocol binding says, the body stays the payload as stored: Kafka {@code ce_id},
- * {@code ce_source}... and {@code content-type}; RabbitMQ (AMQP binding) {@code cloudEvents:id}...
- * in the message headers, {@code content-type} property; NATS {@code ce-id}... and {@code
- * content-type}; webhook (HTTP binding) {@code ce-id}... with {@code Content-Type}. <b>Structured
- * mode</b> (webhook only): the body is the whole event as JSON ({@code Content-Type:
+ * {@code ce_source}... and {@code content-type}, values UTF-8 as the Kafka binding says; RabbitMQ
+ * (AMQP binding) {@code cloudEvents:id}... in the message headers, {@code content-type} property;
+ * NATS (the binding's draft, 1.0.3-wip) {@code ce-id}... and {@code ce-datacontenttype}, values
+ * percent-encoded; webhook (HTTP binding) {@code ce-id}... with {@code Content-Type}, values
+ * percent-encoded. <b>Structured mode</b> (webhook and NATS; the only mode of the released NATS
+ * binding, v1.0.2): the body is the whole event as JSON ({@code Content-Type:
  * application/cloudevents+json}), the payload under {@code data}. The publisher's own headers
  * (event id, type, aggregate, trace context) are sent as before in either mode. Consumers read it
  * back with {@code dev.pgoutbox.core.consumer.*CloudEvents}, or with any CloudEvents SDK.
  *
+ * <p><b>Header values.</b> The HTTP binding (§3.1.3.2) and the NATS draft say every {@code ce-*}
+ * value is percent-encoded: space, {@code "}, {@code %} and everything outside U+0021..U+007E.
+ * {@link #percentEncodedAttributes} gives them so; {@link
+ * dev.pgoutbox.core.consumer.HeaderValues#percentDecode} reads them back.
+ *
  * <pre>{@code
  * KafkaPublisher.builder(servers).cloudEvents(CloudEvents.binary("/orders-service")).build();
+ * NatsPublisher.builder(options).cloudEvents(CloudEvents.structured("/orders-service")).build();
  * WebhookPublisher.builder(endpoint).cloudEvents(CloudEvents.structured("/orders-service")).build();
  * }</pre>
  *
@@ -71,7 +80,7 @@ public final class CloudEvents {
   }
 
   /**
-   * Structured content mode (the webhook publisher only) with {@code source} as every event's
+   * Structured content mode (the webhook and NATS publishers) with {@code source} as every event's
    * {@code source}.
    *
    * @throws IllegalArgumentException if {@code source} is not a non-empty URI-reference of at most
@@ -107,6 +116,16 @@ public final class CloudEvents {
     return attributes;
   }
 
+  /**
+   * {@link #attributes} with each value percent-encoded as the CloudEvents HTTP binding (§3.1.3.2)
+   * and the NATS binding's draft say, for {@code ce-*} headers.
+   */
+  public Map<String, String> percentEncodedAttributes(OutboxMessage message) {
+    Map<String, String> attributes = attributes(message);
+    attributes.replaceAll((name, value) -> HeaderValues.percentEncode(value));
+    return attributes;
+  }
+
   /** The structured-mode body of {@code message}: the event as JSON, the payload under data. */
   public String structuredBody(OutboxMessage message) {
     StringWriter out = new StringWriter(message.payload().length() + 256);
@@ -135,7 +154,7 @@ public final class CloudEvents {
       throw new IllegalArgumentException(
           "cloudEvents must be CloudEvents.binary(...) for "
               + publisher
-              + ": structured mode is for the webhook publisher");
+              + ": structured mode is for the webhook and NATS publishers");
     }
     return this;
   }

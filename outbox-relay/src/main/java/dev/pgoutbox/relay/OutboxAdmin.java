@@ -6,6 +6,9 @@ import static dev.pgoutbox.db.jooq.Tables.OUTBOX_RELAYS;
 import static java.util.Objects.requireNonNull;
 import static org.jooq.impl.DSL.selectOne;
 
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.ObjectReader;
 import dev.pgoutbox.core.OutboxException;
 import dev.pgoutbox.core.internal.Retention;
 import dev.pgoutbox.core.internal.SearchPath;
@@ -14,6 +17,7 @@ import dev.pgoutbox.db.jooq.tables.OutboxEvents;
 import dev.pgoutbox.relay.internal.FleetRegistry;
 import dev.pgoutbox.relay.internal.Sql;
 import dev.pgoutbox.relay.internal.WalSlot;
+import java.io.IOException;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.OffsetDateTime;
@@ -57,6 +61,8 @@ import org.slf4j.LoggerFactory;
 public final class OutboxAdmin {
 
   private static final Logger LOG = LoggerFactory.getLogger(OutboxAdmin.class);
+
+  private static final ObjectReader HISTORY_READER = new ObjectMapper().reader();
 
   /** Largest page of {@link #deadLetters}. */
   public static final int MAX_PAGE = 1_000;
@@ -147,6 +153,35 @@ public final class OutboxAdmin {
                   .fetchOne();
           return row == null ? Duration.ZERO : Duration.ofMillis(Math.max(0, row.value1()));
         });
+  }
+
+  /** Longest window {@link #publishedWithin} counts over: {@value} minutes. */
+  public static final int MAX_PUBLISHED_WINDOW_MINUTES = 60;
+
+  /**
+   * Events published in the last {@code window}, by database time: the rows whose {@code
+   * processed_at} falls in it, read from the index retention uses ({@code
+   * outbox_events_processed_at_idx}), so the cost follows the events of the window, never the
+   * history. Divide by the window for a publish rate. Counts only what is still in the table: under
+   * {@link Completion#DELETE} published rows are gone and this is 0, and retention that purges
+   * younger than the window undercounts.
+   *
+   * @throws IllegalArgumentException if {@code window} is not positive or longer than {@value
+   *     #MAX_PUBLISHED_WINDOW_MINUTES} minutes
+   */
+  public long publishedWithin(Duration window) {
+    requirePositive(window, "window");
+    if (window.compareTo(Duration.ofMinutes(MAX_PUBLISHED_WINDOW_MINUTES)) > 0) {
+      throw new IllegalArgumentException(
+          "window must be at most " + MAX_PUBLISHED_WINDOW_MINUTES + " minutes, was " + window);
+    }
+    return wrap(
+        "count published events",
+        () ->
+            dsl.selectCount()
+                .from(OUTBOX_EVENTS)
+                .where(OUTBOX_EVENTS.PROCESSED_AT.gt(Sql.clockTimestampPlus(window.negated())))
+                .fetchOne(0, Long.class));
   }
 
   /**
@@ -532,7 +567,8 @@ public final class OutboxAdmin {
                             null,
                             r.value10().toInstant(),
                             null,
-                            false)));
+                            false,
+                            List.of())));
   }
 
   /**
@@ -981,7 +1017,8 @@ public final class OutboxAdmin {
         t.RETRY_AFTER,
         t.DEAD_AT,
         t.PROCESSED_AT,
-        t.PARKED);
+        t.PARKED,
+        t.ERROR_HISTORY);
   }
 
   private static StoredEvent storedEvent(Record r, boolean withPayload) {
@@ -1002,7 +1039,32 @@ public final class OutboxAdmin {
         instant(r.get(10, OffsetDateTime.class)),
         instant(r.get(11, OffsetDateTime.class)),
         instant(r.get(12, OffsetDateTime.class)),
-        Boolean.TRUE.equals(parked));
+        Boolean.TRUE.equals(parked),
+        failures(r.get(14, JSONB.class)));
+  }
+
+  /** The failed attempts in an {@code error_history} (schema version 13), oldest first. */
+  private static List<StoredEvent.FailedAttempt> failures(@Nullable JSONB history) {
+    if (history == null) {
+      return List.of();
+    }
+    try {
+      List<StoredEvent.FailedAttempt> failures = new ArrayList<>();
+      for (JsonNode entry : HISTORY_READER.readTree(history.data())) {
+        failures.add(
+            new StoredEvent.FailedAttempt(
+                entry.path("attempt").asInt(),
+                OffsetDateTime.parse(entry.path("at").asText()).toInstant(),
+                entry.path("error").asText(""),
+                entry.path("dead").asBoolean()));
+      }
+      return List.copyOf(failures);
+    } catch (IOException | RuntimeException e) {
+      // A history written by hand that does not read is shown as one entry saying so.
+      return List.of(
+          new StoredEvent.FailedAttempt(
+              0, Instant.EPOCH, "error_history unreadable: " + e.getMessage(), false));
+    }
   }
 
   private static @Nullable Instant instant(@Nullable OffsetDateTime time) {

@@ -3,6 +3,7 @@ package dev.pgoutbox.relay;
 import static java.util.Objects.requireNonNull;
 
 import java.time.Duration;
+import java.util.Map;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -15,6 +16,19 @@ public sealed interface PublishResult
   /** The broker acknowledged the event. */
   static PublishResult published() {
     return Published.INSTANCE;
+  }
+
+  /**
+   * The broker acknowledged the event and said where it put it: {@code traceAttributes} are added
+   * to the event's publish span (OpenTelemetry attribute names, e.g. {@code
+   * messaging.destination.partition.id}; values {@code String}, {@code Long} or {@code Boolean}).
+   *
+   * @throws IllegalArgumentException for a value of another type
+   */
+  static PublishResult published(Map<String, ?> traceAttributes) {
+    return traceAttributes.isEmpty()
+        ? Published.INSTANCE
+        : new Published(TraceAttributes.copy(traceAttributes, "traceAttributes"));
   }
 
   /** A failure that may pass: broker unreachable, timeout, not enough replicas. */
@@ -35,10 +49,35 @@ public sealed interface PublishResult
     return new Permanent(reason);
   }
 
-  /** The broker acknowledged the event. */
-  enum Published implements PublishResult {
-    /** The only instance. */
-    INSTANCE
+  /**
+   * The broker acknowledged the event.
+   *
+   * @param traceAttributes what the broker said about where it put the event, for its publish span
+   *     (see {@link PublishResult#published(Map)}); empty when it said nothing
+   */
+  record Published(Map<String, Object> traceAttributes) implements PublishResult {
+
+    /** Published, with nothing more to say. */
+    public static final Published INSTANCE = new Published(Map.of());
+
+    /** Copies the attributes and checks their types. */
+    public Published {
+      traceAttributes = TraceAttributes.copy(traceAttributes, "traceAttributes");
+    }
+
+    /**
+     * Every published result equals every other ({@code result.equals(PublishResult.published())}
+     * holds whatever the broker said): the attributes are for traces, not part of the answer.
+     */
+    @Override
+    public boolean equals(@Nullable Object other) {
+      return other instanceof Published;
+    }
+
+    @Override
+    public int hashCode() {
+      return Published.class.hashCode();
+    }
   }
 
   /**

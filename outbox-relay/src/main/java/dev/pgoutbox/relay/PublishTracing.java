@@ -4,6 +4,7 @@ import static java.util.Objects.requireNonNull;
 
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -87,14 +88,28 @@ public interface PublishTracing {
    * @param permanent whether the publisher answered a permanent failure
    * @param attempt this attempt's number (1 for the first publish)
    * @param retryIn the backoff before the next attempt, zero unless {@link Fate#RETRY}
+   * @param traceAttributes what the publisher said about where the broker put the event ({@link
+   *     PublishResult.Published#traceAttributes()}), empty unless {@link Fate#PUBLISHED}
    */
   record Outcome(
-      Fate fate, @Nullable String reason, boolean permanent, int attempt, Duration retryIn) {
+      Fate fate,
+      @Nullable String reason,
+      boolean permanent,
+      int attempt,
+      Duration retryIn,
+      Map<String, Object> traceAttributes) {
 
     /** Checks the components. */
     public Outcome {
       requireNonNull(fate, "fate");
       requireNonNull(retryIn, "retryIn");
+      traceAttributes = Map.copyOf(traceAttributes);
+    }
+
+    /** An outcome with no trace attributes from the publisher. */
+    public Outcome(
+        Fate fate, @Nullable String reason, boolean permanent, int attempt, Duration retryIn) {
+      this(fate, reason, permanent, attempt, retryIn, Map.of());
     }
   }
 }

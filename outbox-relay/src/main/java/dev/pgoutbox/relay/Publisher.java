@@ -1,6 +1,7 @@
 package dev.pgoutbox.relay;
 
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CompletionStage;
 import org.jspecify.annotations.Nullable;
 
@@ -78,6 +79,19 @@ public interface Publisher extends AutoCloseable {
    */
   default @Nullable String destination(OutboxMessage message) {
     return null;
+  }
+
+  /**
+   * What this publisher knows before sending {@code message} that the OpenTelemetry messaging
+   * conventions put on its publish span, beyond {@link #messagingSystem()} and {@link
+   * #destination}: e.g. {@code messaging.kafka.message.key}, {@code server.address}, {@code
+   * server.port}, {@code messaging.rabbitmq.destination.routing_key}. Values are {@code String},
+   * {@code Long} or {@code Boolean}. What the broker says once it has the event (a partition)
+   * travels in {@link PublishResult#published(Map)} instead. Called only when tracing is on; the
+   * default is empty. Must not throw.
+   */
+  default Map<String, Object> traceAttributes(OutboxMessage message) {
+    return Map.of();
   }
 
   /** Releases resources this publisher created. The default does nothing. */

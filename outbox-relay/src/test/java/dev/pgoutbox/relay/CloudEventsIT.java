@@ -246,7 +246,7 @@ class CloudEventsIT {
     assertThatThrownBy(
             () -> KafkaPublisher.builder("127.0.0.1:1").cloudEvents(CloudEvents.structured(SOURCE)))
         .isInstanceOf(IllegalArgumentException.class)
-        .hasMessageContaining("structured mode is for the webhook publisher");
+        .hasMessageContaining("structured mode is for the webhook and NATS publishers");
   }
 
   interface PublisherFactory {

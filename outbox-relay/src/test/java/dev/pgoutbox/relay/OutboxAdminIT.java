@@ -70,6 +70,26 @@ class OutboxAdminIT {
   }
 
   @Test
+  void publishedWithinCountsOnlyEventsPublishedInsideTheWindow() {
+    UUID recent = EventRows.insert(db.dsl(), "a", 1);
+    UUID old = EventRows.insert(db.dsl(), "b", 1);
+    EventRows.insert(db.dsl(), "c", 1);
+    db.execute("update outbox_events set processed_at = now() where id = '" + recent + "'");
+    db.execute(
+        "update outbox_events set processed_at = now() - interval '2 minutes' where id = '"
+            + old
+            + "'");
+
+    assertThat(admin.publishedWithin(Duration.ofMinutes(1))).isEqualTo(1);
+    assertThat(admin.publishedWithin(Duration.ofMinutes(5))).isEqualTo(2);
+    assertThatThrownBy(() -> admin.publishedWithin(Duration.ofMinutes(61)))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("window must be at most 60 minutes");
+    assertThatThrownBy(() -> admin.publishedWithin(Duration.ZERO))
+        .hasMessageContaining("window must be positive");
+  }
+
+  @Test
   void tableStatsShowTheDeadRowsATransactionHeldOpenKeepsFromVacuum() throws Exception {
     try (Connection holder = db.connect();
         Connection writer = db.connect();

@@ -2,7 +2,10 @@ package dev.pgoutbox.core.consumer;
 
 import static java.util.Objects.requireNonNull;
 
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.pgoutbox.core.OutboxException;
+import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.time.OffsetDateTime;
 import java.time.format.DateTimeParseException;
@@ -39,6 +42,8 @@ public record CloudEvent(
 
   /** The CloudEvents version pgoutbox writes: {@value}. */
   public static final String SPEC_VERSION = "1.0";
+
+  private static final ObjectMapper JSON = new ObjectMapper();
 
   /** Checks the required attributes. */
   public CloudEvent {
@@ -110,6 +115,62 @@ public record CloudEvent(
     String value = header.apply(prefix + name);
     if (value == null || value.isEmpty()) {
       throw new OutboxException(where + " has no " + prefix + name + " header");
+    }
+    return value;
+  }
+
+  /**
+   * {@code value} percent-decoded as the CloudEvents HTTP and NATS bindings say, or null.
+   *
+   * @throws OutboxException if it is not valid percent-encoded UTF-8
+   */
+  static @Nullable String percentDecoded(@Nullable String value, String header, String where) {
+    if (value == null) {
+      return null;
+    }
+    try {
+      return HeaderValues.percentDecode(value);
+    } catch (IllegalArgumentException e) {
+      throw new OutboxException(where + " header " + header + ": " + e.getMessage(), e);
+    }
+  }
+
+  static CloudEvent fromStructured(byte[] body, String where) {
+    JsonNode event;
+    try {
+      event = JSON.readTree(body);
+    } catch (IOException e) {
+      throw new OutboxException(where + " is not valid JSON: " + e.getMessage(), e);
+    }
+    if (event == null || !event.isObject()) {
+      throw new OutboxException(where + " must be a JSON object");
+    }
+    String specVersion = text(event, "specversion");
+    if (!SPEC_VERSION.equals(specVersion)) {
+      throw new OutboxException(
+          where + " has specversion " + specVersion + ", not " + SPEC_VERSION);
+    }
+    JsonNode data = event.get("data");
+    return new CloudEvent(
+        specVersion,
+        required(event, "id", where),
+        required(event, "source", where),
+        required(event, "type", where),
+        text(event, "subject"),
+        time(text(event, "time"), where),
+        text(event, "datacontenttype"),
+        data == null ? "null" : data.toString());
+  }
+
+  private static @Nullable String text(JsonNode event, String name) {
+    JsonNode value = event.get(name);
+    return value == null || value.isNull() ? null : value.asText();
+  }
+
+  private static String required(JsonNode event, String name, String where) {
+    String value = text(event, name);
+    if (value == null || value.isEmpty()) {
+      throw new OutboxException(where + " has no " + name);
     }
     return value;
   }

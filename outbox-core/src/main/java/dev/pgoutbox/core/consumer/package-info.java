@@ -11,7 +11,9 @@
  * dev.pgoutbox.core.consumer.CloudEvent} through {@code KafkaCloudEvents}, {@code
  * RabbitMqCloudEvents}, {@code NatsCloudEvents}, {@code WebhookCloudEvents}), and checking a
  * webhook's signature ({@link dev.pgoutbox.core.consumer.WebhookSignature}, {@link
- * dev.pgoutbox.core.consumer.StandardWebhooks}). The broker clients and OpenTelemetry are optional
+ * dev.pgoutbox.core.consumer.StandardWebhooks}), and reading pgoutbox's own headers whatever they
+ * hold ({@link dev.pgoutbox.core.consumer.NatsHeaders}, {@link
+ * dev.pgoutbox.core.consumer.WebhookHeaders}). The broker clients and OpenTelemetry are optional
  * dependencies of this module: a consumer declares the ones it already uses; the webhook id,
  * signature and CloudEvents helpers need none.
  */

@@ -4,6 +4,7 @@ import static java.util.Objects.requireNonNull;
 
 import dev.pgoutbox.core.OutboxException;
 import dev.pgoutbox.core.consumer.NatsEventIds;
+import dev.pgoutbox.core.consumer.NatsHeaders;
 import dev.pgoutbox.relay.Publisher;
 import dev.pgoutbox.relay.nats.NatsPublisher;
 import dev.pgoutbox.relay.nats.NatsRouting;
@@ -133,14 +134,12 @@ public final class NatsLink implements BrokerLink {
       return;
     }
     try {
-      String type =
-          message.getHeaders() == null
-              ? null
-              : message.getHeaders().getFirst(NatsPublisher.EVENT_TYPE_HEADER);
+      // NatsHeaders reads the value whether it travelled plain or encoded (a non-ASCII type).
+      String type = NatsHeaders.get(message, NatsPublisher.EVENT_TYPE_HEADER);
       shipping.apply(
           eventId, type == null ? "" : type, new String(message.getData(), StandardCharsets.UTF_8));
       message.ack();
-    } catch (IllegalArgumentException e) {
+    } catch (IllegalArgumentException | OutboxException e) {
       shipping.reject("event " + eventId, e);
       message.term();
     } catch (RuntimeException e) {

@@ -217,7 +217,7 @@ public final class BatchRunner {
             outcome.orderViolations.add(message);
           }
           outcome.published(message);
-          traced.published(i);
+          traced.published(i, result);
         } else if (aggregateStopped) {
           outcome.heldBack++;
           traced.heldBack(i);

@@ -28,11 +28,21 @@ final class MarkStatements {
   /** {@link #retry}, bind 3: the backoff in milliseconds. */
   static final int RETRY_IN_MILLIS = 3;
 
-  /** {@link #retry}, bind 4: the event's id. */
-  static final int RETRY_ID = 4;
+  /** {@link #retry}, binds 4 and 5: the attempt and reason again, for {@code error_history}. */
+  static final int RETRY_HISTORY_ATTEMPT = 4;
 
-  /** {@link #dead}, bind 3: the event's id. */
-  static final int DEAD_ID = 3;
+  static final int RETRY_HISTORY_REASON = 5;
+
+  /** {@link #retry}, bind 6: the event's id. */
+  static final int RETRY_ID = 6;
+
+  /** {@link #dead}, binds 3 and 4: the attempt and reason again, for {@code error_history}. */
+  static final int DEAD_HISTORY_ATTEMPT = 3;
+
+  static final int DEAD_HISTORY_REASON = 4;
+
+  /** {@link #dead}, bind 5: the event's id. */
+  static final int DEAD_ID = 5;
 
   private MarkStatements() {}
 
@@ -57,7 +67,10 @@ final class MarkStatements {
     return RenderedStatement.render(schema, delete, "positions");
   }
 
-  /** Records a failed attempt to be retried after a backoff. */
+  /**
+   * Records a failed attempt to be retried after a backoff, and appends it to {@code
+   * error_history}.
+   */
   static RenderedStatement retry(String schema) {
     Param<Integer> attempts = param("attempts", Integer.class);
     Param<String> reason = param("reason", String.class);
@@ -69,12 +82,28 @@ final class MarkStatements {
             .set(OUTBOX_EVENTS.LAST_ERROR, reason)
             .set(OUTBOX_EVENTS.RETRY_AFTER, Sql.clockTimestampPlusMillis(retryInMillis))
             .set(OUTBOX_EVENTS.DEAD_AT, DSL.inline((OffsetDateTime) null, OUTBOX_EVENTS.DEAD_AT))
+            .set(
+                OUTBOX_EVENTS.ERROR_HISTORY,
+                Sql.errorHistoryAppended(
+                    param("historyAttempt", Integer.class),
+                    param("historyReason", String.class),
+                    false))
             .where(OUTBOX_EVENTS.ID.eq(id))
             .and(OUTBOX_EVENTS.PROCESSED_AT.isNull());
-    return RenderedStatement.render(schema, update, "attempts", "reason", "retryInMillis", "id");
+    return RenderedStatement.render(
+        schema,
+        update,
+        "attempts",
+        "reason",
+        "retryInMillis",
+        "historyAttempt",
+        "historyReason",
+        "id");
   }
 
-  /** Records a failed attempt that dead-letters the event. */
+  /**
+   * Records a failed attempt that dead-letters the event, and appends it to {@code error_history}.
+   */
   static RenderedStatement dead(String schema) {
     Param<Integer> attempts = param("attempts", Integer.class);
     Param<String> reason = param("reason", String.class);
@@ -87,8 +116,15 @@ final class MarkStatements {
                 OUTBOX_EVENTS.RETRY_AFTER,
                 DSL.inline((OffsetDateTime) null, OUTBOX_EVENTS.RETRY_AFTER))
             .set(OUTBOX_EVENTS.DEAD_AT, Sql.clockTimestamp())
+            .set(
+                OUTBOX_EVENTS.ERROR_HISTORY,
+                Sql.errorHistoryAppended(
+                    param("historyAttempt", Integer.class),
+                    param("historyReason", String.class),
+                    true))
             .where(OUTBOX_EVENTS.ID.eq(id))
             .and(OUTBOX_EVENTS.PROCESSED_AT.isNull());
-    return RenderedStatement.render(schema, update, "attempts", "reason", "id");
+    return RenderedStatement.render(
+        schema, update, "attempts", "reason", "historyAttempt", "historyReason", "id");
   }
 }

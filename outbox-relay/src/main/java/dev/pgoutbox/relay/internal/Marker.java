@@ -101,9 +101,13 @@ final class Marker {
         ps.setInt(MarkStatements.FAILED_ATTEMPTS, f.attempts());
         ps.setString(MarkStatements.FAILED_REASON, f.reason());
         if (dead) {
+          ps.setInt(MarkStatements.DEAD_HISTORY_ATTEMPT, f.attempts());
+          ps.setString(MarkStatements.DEAD_HISTORY_REASON, f.reason());
           ps.setObject(MarkStatements.DEAD_ID, f.id());
         } else {
           ps.setLong(MarkStatements.RETRY_IN_MILLIS, f.retryIn().toMillis());
+          ps.setInt(MarkStatements.RETRY_HISTORY_ATTEMPT, f.attempts());
+          ps.setString(MarkStatements.RETRY_HISTORY_REASON, f.reason());
           ps.setObject(MarkStatements.RETRY_ID, f.id());
         }
         if (these.size() == 1) {

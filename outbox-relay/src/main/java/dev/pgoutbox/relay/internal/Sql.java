@@ -1,5 +1,7 @@
 package dev.pgoutbox.relay.internal;
 
+import static dev.pgoutbox.db.jooq.Tables.OUTBOX_EVENTS;
+
 import dev.pgoutbox.core.internal.SearchPath;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -9,6 +11,7 @@ import java.time.OffsetDateTime;
 import org.jooq.Condition;
 import org.jooq.DSLContext;
 import org.jooq.Field;
+import org.jooq.JSONB;
 import org.jooq.impl.DSL;
 import org.jooq.impl.SQLDataType;
 
@@ -95,6 +98,29 @@ public final class Sql {
   /** The wall-clock time of the database, which moves within a transaction (unlike now()). */
   public static Field<OffsetDateTime> clockTimestamp() {
     return DSL.field("pg_catalog.clock_timestamp()", SQLDataType.TIMESTAMPWITHTIMEZONE);
+  }
+
+  /** How many failed attempts {@code error_history} keeps (schema version 13): the newest. */
+  static final int ERROR_HISTORY_KEPT = 10;
+
+  /**
+   * {@code error_history} with one more failed attempt appended, {@code {"attempt", "at", "error",
+   * "dead"}}, the newest {@value #ERROR_HISTORY_KEPT} kept.
+   */
+  static Field<JSONB> errorHistoryAppended(
+      Field<Integer> attempt, Field<String> reason, boolean dead) {
+    return DSL.field(
+        "pg_catalog.jsonb_path_query_array(coalesce({0}, '[]'::pg_catalog.jsonb)"
+            + " OPERATOR(pg_catalog.||) pg_catalog.jsonb_build_array(pg_catalog.jsonb_build_object("
+            + "'attempt', {1}::pg_catalog.int4, 'at', pg_catalog.clock_timestamp(),"
+            + " 'error', {2}::pg_catalog.text, 'dead', {3})), '$[last - "
+            + (ERROR_HISTORY_KEPT - 1)
+            + " to last]')",
+        SQLDataType.JSONB,
+        OUTBOX_EVENTS.ERROR_HISTORY,
+        attempt,
+        reason,
+        DSL.inline(dead));
   }
 
   /** {@code clock_timestamp() + delay}, in database time. */

@@ -1,6 +1,7 @@
 package dev.pgoutbox.relay.internal;
 
 import dev.pgoutbox.relay.OutboxMessage;
+import dev.pgoutbox.relay.PublishResult;
 import dev.pgoutbox.relay.PublishTracing;
 import dev.pgoutbox.relay.PublishTracing.Fate;
 import dev.pgoutbox.relay.PublishTracing.Outcome;
@@ -8,6 +9,7 @@ import dev.pgoutbox.relay.Publisher;
 import dev.pgoutbox.relay.RelayListener.EventFailure;
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -86,10 +88,16 @@ final class TracedBatch {
     return trace == null ? batch : trace.messages();
   }
 
-  void published(int index) {
+  void published(int index, PublishResult result) {
     if (fates != null) {
       fates[index] =
-          new Outcome(Fate.PUBLISHED, null, false, batch.get(index).attempt(), Duration.ZERO);
+          new Outcome(
+              Fate.PUBLISHED,
+              null,
+              false,
+              batch.get(index).attempt(),
+              Duration.ZERO,
+              result instanceof PublishResult.Published p ? p.traceAttributes() : Map.of());
     }
   }
 

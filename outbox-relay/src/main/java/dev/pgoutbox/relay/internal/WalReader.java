@@ -627,7 +627,7 @@ public final class WalReader implements Runnable {
             }
             published[publishedCount++] = row.position();
             publishedMessages.add(message);
-            traced.published(i);
+            traced.published(i, result);
           } else if (isStopped) {
             park.add(row.position());
             traced.heldBack(i);

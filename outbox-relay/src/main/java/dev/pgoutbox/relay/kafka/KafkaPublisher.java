@@ -4,12 +4,14 @@ import static java.util.Objects.requireNonNull;
 
 import dev.pgoutbox.core.consumer.KafkaCloudEvents;
 import dev.pgoutbox.core.consumer.KafkaEventIds;
+import dev.pgoutbox.core.internal.HeaderNames;
 import dev.pgoutbox.relay.AggregateSequencer;
 import dev.pgoutbox.relay.CloudEvents;
 import dev.pgoutbox.relay.OutboxMessage;
 import dev.pgoutbox.relay.PublishResult;
 import dev.pgoutbox.relay.Publisher;
 import dev.pgoutbox.relay.internal.Failures;
+import dev.pgoutbox.relay.internal.SpanAttributes;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.HashMap;
@@ -25,6 +27,7 @@ import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.Producer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.clients.producer.RecordMetadata;
 import org.apache.kafka.common.InvalidRecordException;
 import org.apache.kafka.common.errors.AuthorizationException;
 import org.apache.kafka.common.errors.InvalidTopicException;
@@ -110,12 +113,15 @@ public final class KafkaPublisher implements Publisher {
   private final ExecutorService sender;
   private final AggregateSequencer sequencer;
   private final @Nullable CloudEvents cloudEvents;
+  private final Map<String, Object> clientAttributes;
 
   private KafkaPublisher(
       Producer<String, byte[]> producer,
       boolean owns,
       KafkaRouting routing,
-      @Nullable CloudEvents cloudEvents) {
+      @Nullable CloudEvents cloudEvents,
+      Map<String, Object> clientAttributes) {
+    this.clientAttributes = clientAttributes;
     this.producer = producer;
     this.ownsProducer = owns;
     this.routing = routing;
@@ -172,6 +178,18 @@ public final class KafkaPublisher implements Publisher {
     }
   }
 
+  /**
+   * {@code messaging.kafka.message.key} (the aggregate id) and, for a producer this publisher
+   * created, {@code messaging.client.id} and the first bootstrap server as {@code server.address}
+   * and {@code server.port}. The partition and offset come with the broker's answer.
+   */
+  @Override
+  public Map<String, Object> traceAttributes(OutboxMessage message) {
+    Map<String, Object> attributes = new LinkedHashMap<>(clientAttributes);
+    attributes.put(SpanAttributes.KAFKA_MESSAGE_KEY, message.aggregateId());
+    return attributes;
+  }
+
   /** Sends one event, on the sender thread; {@code stopBatch} ends the batch after an outage. */
   private CompletableFuture<PublishResult> send(
       OutboxMessage m, AtomicReference<@Nullable String> stopBatch) {
@@ -190,9 +208,9 @@ public final class KafkaPublisher implements Publisher {
     }
     Sent sent = new Sent(topic);
     try {
-      producer.send(record, (metadata, e) -> sent.done(e));
+      producer.send(record, (metadata, e) -> sent.done(metadata, e));
     } catch (RuntimeException e) {
-      sent.done(e);
+      sent.done(null, e);
     }
     Throwable early = sent.error;
     if (sent.isDone()
@@ -218,7 +236,11 @@ public final class KafkaPublisher implements Publisher {
   private ProducerRecord<String, byte[]> record(String topic, OutboxMessage m) {
     RecordHeaders headers = new RecordHeaders();
     for (Map.Entry<String, String> h : m.headers().entrySet()) {
-      headers.add(h.getKey(), utf8(h.getValue()));
+      // A row written before the writer refused envelope names (ce_type, event_type...) would
+      // give two headers of one name: the envelope's wins.
+      if (!HeaderNames.reserved(h.getKey())) {
+        headers.add(h.getKey(), utf8(h.getValue()));
+      }
     }
     headers.add(EVENT_ID_HEADER, utf8(m.id().toString()));
     headers.add(EVENT_TYPE_HEADER, utf8(m.eventType()));
@@ -266,9 +288,21 @@ public final class KafkaPublisher implements Publisher {
       this.topic = topic;
     }
 
-    void done(@Nullable Exception e) {
+    void done(@Nullable RecordMetadata metadata, @Nullable Exception e) {
       if (e == null) {
-        complete(PublishResult.published());
+        complete(
+            metadata == null
+                ? PublishResult.published()
+                : metadata.hasOffset()
+                    ? PublishResult.published(
+                        Map.of(
+                            SpanAttributes.PARTITION_ID,
+                            Integer.toString(metadata.partition()),
+                            SpanAttributes.KAFKA_OFFSET,
+                            metadata.offset()))
+                    : PublishResult.published(
+                        Map.of(
+                            SpanAttributes.PARTITION_ID, Integer.toString(metadata.partition()))));
       } else {
         error = e;
         complete(classify(e, topic));
@@ -330,18 +364,27 @@ public final class KafkaPublisher implements Publisher {
 
     /**
      * For a producer this publisher creates: any other producer setting (security, compression,
-     * {@code linger.ms}...). Settings that would break per-aggregate order are refused by {@link
-     * #build()}: {@code enable.idempotence=false}, {@code acks} other than {@code all}/{@code -1},
-     * {@code max.in.flight.requests.per.connection} above 5, and the serializers.
+     * {@code linger.ms}...).
      *
-     * @throws IllegalArgumentException for settings that would scatter an aggregate over
-     *     partitions: {@code partitioner.class} (any custom partitioner) and {@code
-     *     partitioner.ignore.keys=true}
+     * @throws IllegalArgumentException on a publisher for a host's producer (configure that
+     *     producer directly), and for settings that would break per-aggregate order: {@code
+     *     partitioner.class} (any custom partitioner) and {@code partitioner.ignore.keys=true},
+     *     which scatter an aggregate over partitions, {@code enable.idempotence=false}, {@code
+     *     acks} other than {@code all}/{@code -1}, {@code max.in.flight.requests.per.connection}
+     *     outside 1..5, and the serializers
      */
     public Builder property(String name, Object value) {
       requireNonNull(name, "name");
       requireNonNull(value, "value");
+      if (producer != null) {
+        throw new IllegalArgumentException(
+            "property("
+                + name
+                + ", ...) configures a producer this publisher creates; configure the host's"
+                + " producer directly");
+      }
       refuseIfScattering(name, value);
+      refuseIfUnordered(name, value);
       properties.put(name, value);
       return this;
     }
@@ -370,22 +413,10 @@ public final class KafkaPublisher implements Publisher {
       }
     }
 
-    /**
-     * A publisher with these settings; creates the producer when given bootstrap servers.
-     *
-     * @throws IllegalStateException if producer properties were set for a host's producer, or if
-     *     they would break per-aggregate order
-     */
+    /** A publisher with these settings; creates the producer when given bootstrap servers. */
     public KafkaPublisher build() {
       if (producer != null) {
-        if (!properties.isEmpty()) {
-          throw new IllegalStateException(
-              "property(...) configures a producer this publisher creates; configure the host's"
-                  + " producer directly (got "
-                  + properties.keySet()
-                  + ")");
-        }
-        return new KafkaPublisher(producer, false, routing, cloudEvents);
+        return new KafkaPublisher(producer, false, routing, cloudEvents, Map.of());
       }
       Map<String, Object> config = new HashMap<>();
       config.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, requireNonNull(bootstrapServers));
@@ -403,13 +434,16 @@ public final class KafkaPublisher implements Publisher {
       config.put(
           ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG, (int) Math.min(30_000, (delivery - 5) / 2));
       config.put(ProducerConfig.MAX_BLOCK_MS_CONFIG, delivery);
-      for (Map.Entry<String, Object> p : properties.entrySet()) {
-        refuseIfUnordered(p.getKey(), p.getValue());
-        config.put(p.getKey(), p.getValue());
-      }
+      config.putAll(properties);
       KafkaProducer<String, byte[]> created =
           new KafkaProducer<>(config, new StringSerializer(), new ByteArraySerializer());
-      return new KafkaPublisher(created, true, routing, cloudEvents);
+      Map<String, Object> client =
+          new LinkedHashMap<>(
+              SpanAttributes.firstServer(
+                  String.valueOf(config.get(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG))));
+      client.put(
+          SpanAttributes.CLIENT_ID, String.valueOf(config.get(ProducerConfig.CLIENT_ID_CONFIG)));
+      return new KafkaPublisher(created, true, routing, cloudEvents, Map.copyOf(client));
     }
 
     private static void refuseIfUnordered(String name, Object value) {
@@ -432,7 +466,7 @@ public final class KafkaPublisher implements Publisher {
             default -> false;
           };
       if (bad) {
-        throw new IllegalStateException(
+        throw new IllegalArgumentException(
             "Kafka producer property "
                 + name
                 + "="

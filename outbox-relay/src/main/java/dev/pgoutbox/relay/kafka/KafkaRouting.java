@@ -21,15 +21,25 @@ public interface KafkaRouting {
   /** The topic for {@code message}. */
   String topic(OutboxMessage message);
 
-  /** Topic = the aggregate type ({@code order} events to topic {@code order}): the default. */
+  /**
+   * Topic = the aggregate type ({@code order} events to topic {@code order}): the default. An
+   * aggregate type that is not a legal topic name (ASCII letters, digits, {@code .}, {@code _},
+   * {@code -}, at most 249 characters) is made one: each other character as {@code _XX} per UTF-8
+   * byte ({@code Bestellung Ü} to {@code Bestellung_20_C3_9C}), a name still too long cut and ended
+   * with {@code _} and 16 hex digits of its SHA-256. So every aggregate type the writer accepts has
+   * a topic; names that were legal keep theirs.
+   */
   static KafkaRouting byAggregateType() {
-    return OutboxMessage::aggregateType;
+    return m -> KafkaTopics.name("", m.aggregateType());
   }
 
-  /** Topic = {@code prefix} followed by the aggregate type, e.g. {@code outbox.order}. */
+  /**
+   * Topic = {@code prefix} followed by the aggregate type, e.g. {@code outbox.order}, made legal as
+   * {@link #byAggregateType()} says.
+   */
   static KafkaRouting byAggregateType(String prefix) {
     requireNonNull(prefix, "prefix");
-    return m -> prefix + m.aggregateType();
+    return m -> KafkaTopics.name(prefix, m.aggregateType());
   }
 
   /** Every event to one topic. */

@@ -4,6 +4,7 @@ import dev.pgoutbox.relay.PublishTracing;
 import io.micrometer.common.KeyValue;
 import io.micrometer.common.KeyValues;
 import java.util.Locale;
+import java.util.Map;
 
 /**
  * The relay's publish observation as pgoutbox names it, with the keys of the OpenTelemetry
@@ -21,7 +22,10 @@ import java.util.Locale;
  *   <li>high cardinality (span tags only): {@code messaging.message.id} (the event id), {@code
  *       pgoutbox.attempt}, {@code pgoutbox.batch.size}, {@code pgoutbox.event.type}, {@code
  *       pgoutbox.aggregate.type}, {@code pgoutbox.aggregate.id}, for a retry {@code
- *       pgoutbox.retry_in_ms}, and when linked {@code pgoutbox.link.traceparent}.
+ *       pgoutbox.retry_in_ms}, when linked {@code pgoutbox.link.traceparent}, and what the
+ *       publisher says ({@code Publisher.traceAttributes}: Kafka key, routing key, {@code
+ *       server.address}, {@code server.port}; once published, the Kafka partition and offset), as
+ *       text.
  * </ul>
  *
  * <p>Extend it to rename or add keys. Stateless and thread-safe.
@@ -83,7 +87,15 @@ public class DefaultPublishObservationConvention implements PublishObservationCo
     if (linked != null) {
       keys = keys.and("pgoutbox.link.traceparent", linked);
     }
+    for (Map.Entry<String, Object> a : context.publisherAttributes().entrySet()) {
+      keys = keys.and(a.getKey(), String.valueOf(a.getValue()));
+    }
     PublishTracing.Outcome outcome = context.outcome();
+    if (outcome != null) {
+      for (Map.Entry<String, Object> a : outcome.traceAttributes().entrySet()) {
+        keys = keys.and(a.getKey(), String.valueOf(a.getValue()));
+      }
+    }
     if (outcome != null && outcome.fate() == PublishTracing.Fate.RETRY) {
       keys = keys.and("pgoutbox.retry_in_ms", Long.toString(outcome.retryIn().toMillis()));
     }

@@ -104,7 +104,8 @@ public final class ObservationTracing implements PublishTracing {
               system,
               destination(publisher, m),
               batch.size(),
-              link ? stored : null);
+              link ? stored : null,
+              traceAttributes(publisher, m));
       if (!link && stored != null && parent != null) {
         parent.apply(context, stored);
       }
@@ -169,6 +170,15 @@ public final class ObservationTracing implements PublishTracing {
         headers,
         m.attempt(),
         m.createdAt());
+  }
+
+  private static Map<String, Object> traceAttributes(Publisher publisher, OutboxMessage m) {
+    try {
+      Map<String, Object> attributes = publisher.traceAttributes(m);
+      return attributes == null ? Map.of() : attributes;
+    } catch (RuntimeException e) {
+      return Map.of();
+    }
   }
 
   private static @Nullable String destination(Publisher publisher, OutboxMessage m) {

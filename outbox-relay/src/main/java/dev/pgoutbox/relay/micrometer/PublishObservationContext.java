@@ -23,6 +23,7 @@ public final class PublishObservationContext extends SenderContext<Map<String, S
   private final @Nullable String destination;
   private final int batchSize;
   private final @Nullable String linkedTraceparent;
+  private final Map<String, Object> publisherAttributes;
   private PublishTracing.@Nullable Outcome outcome;
 
   PublishObservationContext(
@@ -31,7 +32,8 @@ public final class PublishObservationContext extends SenderContext<Map<String, S
       String messagingSystem,
       @Nullable String destination,
       int batchSize,
-      @Nullable String linkedTraceparent) {
+      @Nullable String linkedTraceparent,
+      Map<String, Object> publisherAttributes) {
     super((carrier, key, value) -> carrier.put(key, value), Kind.PRODUCER);
     setCarrier(outgoingHeaders);
     this.message = message;
@@ -39,6 +41,16 @@ public final class PublishObservationContext extends SenderContext<Map<String, S
     this.destination = destination;
     this.batchSize = batchSize;
     this.linkedTraceparent = linkedTraceparent;
+    this.publisherAttributes = publisherAttributes;
+  }
+
+  /**
+   * What the publisher said before sending ({@link
+   * dev.pgoutbox.relay.Publisher#traceAttributes(OutboxMessage)}: Kafka key, routing key, {@code
+   * server.address}...); empty when it said nothing.
+   */
+  public Map<String, Object> publisherAttributes() {
+    return publisherAttributes;
   }
 
   /** The event as claimed, with the headers the writer stored. */

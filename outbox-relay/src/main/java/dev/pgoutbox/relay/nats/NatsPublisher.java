@@ -2,14 +2,18 @@ package dev.pgoutbox.relay.nats;
 
 import static java.util.Objects.requireNonNull;
 
+import dev.pgoutbox.core.consumer.HeaderValues;
 import dev.pgoutbox.core.consumer.NatsCloudEvents;
 import dev.pgoutbox.core.consumer.NatsEventIds;
+import dev.pgoutbox.core.consumer.NatsHeaders;
+import dev.pgoutbox.core.internal.HeaderNames;
 import dev.pgoutbox.relay.AggregateSequencer;
 import dev.pgoutbox.relay.CloudEvents;
 import dev.pgoutbox.relay.OutboxMessage;
 import dev.pgoutbox.relay.PublishResult;
 import dev.pgoutbox.relay.Publisher;
 import dev.pgoutbox.relay.internal.Failures;
+import dev.pgoutbox.relay.internal.SpanAttributes;
 import io.nats.client.Connection;
 import io.nats.client.JetStream;
 import io.nats.client.JetStreamApiException;
@@ -20,9 +24,12 @@ import io.nats.client.PublishOptions;
 import io.nats.client.api.PublishAck;
 import io.nats.client.impl.Headers;
 import java.io.IOException;
+import java.net.URI;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.Collections;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
@@ -47,7 +54,11 @@ import org.jspecify.annotations.Nullable;
  * <p><b>The message.</b> Subject from {@link NatsRouting} (default {@code
  * outbox.<aggregate_type>.<event_type>}), data = the payload JSON as stored, headers {@value
  * NatsEventIds#HEADER} = event id, {@value #EVENT_TYPE_HEADER}, {@value #AGGREGATE_TYPE_HEADER},
- * {@value #AGGREGATE_ID_HEADER} and every stored header (e.g. {@code traceparent}).
+ * {@value #AGGREGATE_ID_HEADER} and every stored header (e.g. {@code traceparent}). NATS header
+ * values are printable US-ASCII; the writer accepts any text, so a value that is not plain ASCII
+ * (non-ASCII, control characters, CR, LF, a leading or trailing space) is sent under its name
+ * followed by {@code *} as an RFC 8187 ext-value, {@code aggregate_id*: UTF-8''Z%C3%BCrich}, and
+ * read back with {@link NatsHeaders#get}. Nothing the writer accepts is refused or changed.
  *
  * <p><b>Deduplication.</b> JetStream drops a message whose {@code Nats-Msg-Id} it has already
  * stored within the stream's duplicate window ({@code duplicate_window}, 2 minutes by default);
@@ -160,6 +171,28 @@ public final class NatsPublisher implements Publisher {
     return "nats";
   }
 
+  /**
+   * {@code server.address} and {@code server.port} of the server the connection is on (or, before
+   * it connects, the first server of its options).
+   */
+  @Override
+  public Map<String, Object> traceAttributes(OutboxMessage message) {
+    Connection c = hostConnection != null ? hostConnection : ownConnection;
+    String url = c == null ? null : c.getConnectedUrl();
+    if (url == null && options != null && !options.getServers().isEmpty()) {
+      url = options.getServers().get(0).toString();
+    }
+    if (url == null) {
+      return Map.of();
+    }
+    try {
+      URI uri = URI.create(url);
+      return SpanAttributes.server(uri.getHost(), uri.getPort());
+    } catch (IllegalArgumentException e) {
+      return Map.of();
+    }
+  }
+
   /** The event's subject, or null when the routing throws. */
   @Override
   public @Nullable String destination(OutboxMessage message) {
@@ -191,9 +224,11 @@ public final class NatsPublisher implements Publisher {
     }
     String subject = "?";
     Headers headers;
+    byte[] data;
     try {
       subject = requireNonNull(routing.subject(m), "routing returned null");
       headers = headers(m);
+      data = data(m);
     } catch (RuntimeException e) {
       return CompletableFuture.completedFuture(
           PublishResult.permanent(
@@ -219,7 +254,7 @@ public final class NatsPublisher implements Publisher {
           js.publishAsync(
               subject,
               headers,
-              m.payloadBytes(),
+              data,
               PublishOptions.builder().messageId(m.id().toString()).build());
     } catch (IllegalArgumentException | NullPointerException e) {
       return CompletableFuture.completedFuture(
@@ -326,18 +361,46 @@ public final class NatsPublisher implements Publisher {
         Collections.nCopies(batch.size(), PublishResult.retryable(reason)));
   }
 
+  /**
+   * The message's headers: the stored ones (but any named like one of the envelope's, from a row
+   * written before the writer refused such names: the envelope's wins), then the envelope's; every
+   * value that is not plain ASCII under its name followed by {@code *}, RFC 8187-encoded ({@link
+   * NatsHeaders}). Binary-mode CloudEvents attributes are percent-encoded as the binding's draft
+   * says.
+   */
   private Headers headers(OutboxMessage m) {
     Headers h = new Headers();
-    m.headers().forEach(h::put);
-    h.put(EVENT_TYPE_HEADER, m.eventType());
-    h.put(AGGREGATE_TYPE_HEADER, m.aggregateType());
-    h.put(AGGREGATE_ID_HEADER, m.aggregateId());
+    m.headers()
+        .forEach(
+            (name, value) -> {
+              if (!HeaderNames.reserved(name)) {
+                NatsHeaders.put(h, name, value);
+              }
+            });
+    NatsHeaders.put(h, EVENT_TYPE_HEADER, m.eventType());
+    NatsHeaders.put(h, AGGREGATE_TYPE_HEADER, m.aggregateType());
+    NatsHeaders.put(h, AGGREGATE_ID_HEADER, m.aggregateId());
     CloudEvents ce = cloudEvents;
-    if (ce != null) {
-      ce.attributes(m).forEach((name, value) -> h.put(NatsCloudEvents.PREFIX + name, value));
-      h.put(NatsCloudEvents.CONTENT_TYPE, CloudEvents.DATA_CONTENT_TYPE);
+    if (ce != null && ce.isStructured()) {
+      h.put(NatsCloudEvents.CONTENT_TYPE, NatsCloudEvents.STRUCTURED_CONTENT_TYPE);
+    } else if (ce != null) {
+      ce.attributes(m)
+          .forEach(
+              (name, value) ->
+                  h.put(NatsCloudEvents.PREFIX + name, HeaderValues.percentEncode(value)));
+      h.put(
+          NatsCloudEvents.PREFIX + "datacontenttype",
+          HeaderValues.percentEncode(CloudEvents.DATA_CONTENT_TYPE));
     }
     return h;
+  }
+
+  /** The message's data: the payload as stored, or the structured CloudEvent around it. */
+  private byte[] data(OutboxMessage m) {
+    CloudEvents ce = cloudEvents;
+    return ce != null && ce.isStructured()
+        ? ce.structuredBody(m).getBytes(StandardCharsets.UTF_8)
+        : m.payloadBytes();
   }
 
   /** Classifies a failed publish ack. */
@@ -414,15 +477,18 @@ public final class NatsPublisher implements Publisher {
     }
 
     /**
-     * Sends each event as a binary-mode CloudEvent as the CloudEvents NATS binding says: headers
+     * Sends each event as a CloudEvent (see {@link CloudEvents}), read back with {@link
+     * NatsCloudEvents}. {@link CloudEvents#structured} is the mode of the released NATS binding
+     * (v1.0.2) and the one to choose: the data is the event in the JSON event format, the payload
+     * under {@code data}, with header {@code Content-Type: application/cloudevents+json}. {@link
+     * CloudEvents#binary} follows the binding's draft text (1.0.3-wip, not yet released): headers
      * {@code ce-id}, {@code ce-source}, {@code ce-specversion}, {@code ce-type}, {@code
-     * ce-subject}, {@code ce-time} and {@code content-type} (see {@link CloudEvents}); read back
-     * with {@link NatsCloudEvents}. Default: none.
-     *
-     * @throws IllegalArgumentException for {@link CloudEvents#structured}
+     * ce-subject}, {@code ce-time} and {@code ce-datacontenttype}, each value percent-encoded
+     * (§3.1.3.2), the data the payload as stored. Either way pgoutbox's own headers are sent as
+     * well. Default: none.
      */
     public Builder cloudEvents(CloudEvents cloudEvents) {
-      this.cloudEvents = requireNonNull(cloudEvents, "cloudEvents").requireBinary("NatsPublisher");
+      this.cloudEvents = requireNonNull(cloudEvents, "cloudEvents");
       return this;
     }
 

@@ -3,6 +3,7 @@ package dev.pgoutbox.relay.otel;
 import static java.util.Objects.requireNonNull;
 
 import dev.pgoutbox.relay.OutboxMessage;
+import dev.pgoutbox.relay.PublishResult;
 import dev.pgoutbox.relay.PublishTracing;
 import dev.pgoutbox.relay.Publisher;
 import io.opentelemetry.api.GlobalOpenTelemetry;
@@ -44,14 +45,17 @@ import org.jspecify.annotations.Nullable;
  * Attributes: {@code messaging.system} ({@link Publisher#messagingSystem()}), {@code
  * messaging.destination.name} ({@link Publisher#destination(OutboxMessage)}), {@code
  * messaging.operation.type} and {@code messaging.operation.name} {@code send}, {@code
- * messaging.message.id} (the event id), and pgoutbox's own: {@code pgoutbox.batch.size}, {@code
- * pgoutbox.event.type}, {@code pgoutbox.aggregate.type}, {@code pgoutbox.aggregate.id}, {@code
- * pgoutbox.attempt} and {@code pgoutbox.outcome} ({@code published}, {@code retry}, {@code
- * dead_lettered}, {@code held_back}, {@code rolled_back}). A failure sets the status to {@code
- * ERROR} with the reason stored in {@code last_error}, {@code error.type} ({@code retryable},
- * {@code permanent}, {@code rolled_back}), and for a retry {@code pgoutbox.retry_in_ms}; each retry
- * is a span of its own, in the same trace, with the next {@code pgoutbox.attempt}. (The conventions
- * keep {@code messaging.batch.message_count} for spans that cover several messages, hence {@code
+ * messaging.message.id} (the event id), what the publisher adds ({@link Publisher#traceAttributes}:
+ * the Kafka key, RabbitMQ routing key, {@code server.address} and {@code server.port}; and once the
+ * broker answered, {@link PublishResult#published(Map)}: the Kafka partition and offset), and
+ * pgoutbox's own: {@code pgoutbox.batch.size}, {@code pgoutbox.event.type}, {@code
+ * pgoutbox.aggregate.type}, {@code pgoutbox.aggregate.id}, {@code pgoutbox.attempt} and {@code
+ * pgoutbox.outcome} ({@code published}, {@code retry}, {@code dead_lettered}, {@code held_back},
+ * {@code rolled_back}). A failure sets the status to {@code ERROR} with the reason stored in {@code
+ * last_error}, {@code error.type} ({@code retryable}, {@code permanent}, {@code rolled_back}), and
+ * for a retry {@code pgoutbox.retry_in_ms}; each retry is a span of its own, in the same trace,
+ * with the next {@code pgoutbox.attempt}. (The conventions keep {@code
+ * messaging.batch.message_count} for spans that cover several messages, hence {@code
  * pgoutbox.batch.size}.)
  *
  * <p>Immutable and thread-safe; relays may share one.
@@ -144,7 +148,9 @@ public final class OpenTelemetryTracing implements PublishTracing {
     List<OutboxMessage> traced = new ArrayList<>(batch.size());
     for (int i = 0; i < batch.size(); i++) {
       OutboxMessage m = batch.get(i);
-      Span span = startSpan(m, system, destination(publisher, m), batch.size());
+      Span span =
+          startSpan(
+              m, system, destination(publisher, m), traceAttributes(publisher, m), batch.size());
       spans[i] = span;
       traced.add(withContextOf(span, m));
     }
@@ -157,7 +163,11 @@ public final class OpenTelemetryTracing implements PublishTracing {
   }
 
   private Span startSpan(
-      OutboxMessage m, String system, @Nullable String destination, int batchSize) {
+      OutboxMessage m,
+      String system,
+      @Nullable String destination,
+      Map<String, Object> publisherAttributes,
+      int batchSize) {
     Context stored =
         m.headers().isEmpty()
             ? Context.root()
@@ -178,6 +188,7 @@ public final class OpenTelemetryTracing implements PublishTracing {
     if (destination != null) {
       span.setAttribute(DESTINATION, destination);
     }
+    publisherAttributes.forEach((name, value) -> setAttribute(span, name, value));
     SpanContext storedSpan = Span.fromContext(stored).getSpanContext();
     if (link && storedSpan.isValid()) {
       span.setNoParent().addLink(storedSpan);
@@ -186,6 +197,41 @@ public final class OpenTelemetryTracing implements PublishTracing {
       span.setParent(stored);
     }
     return span.startSpan();
+  }
+
+  private static Map<String, Object> traceAttributes(Publisher publisher, OutboxMessage m) {
+    try {
+      Map<String, Object> attributes = publisher.traceAttributes(m);
+      return attributes == null ? Map.of() : attributes;
+    } catch (RuntimeException e) {
+      return Map.of();
+    }
+  }
+
+  /** Sets a String, Long or Boolean attribute; anything else as its text. */
+  private static void setAttribute(SpanBuilder span, String name, @Nullable Object value) {
+    if (value instanceof Long l) {
+      span.setAttribute(name, l);
+    } else if (value instanceof Integer i) {
+      span.setAttribute(name, i.longValue());
+    } else if (value instanceof Boolean b) {
+      span.setAttribute(name, b);
+    } else if (value != null) {
+      span.setAttribute(name, value.toString());
+    }
+  }
+
+  /** Sets a String, Long or Boolean attribute; anything else as its text. */
+  private static void setAttribute(Span span, String name, @Nullable Object value) {
+    if (value instanceof Long l) {
+      span.setAttribute(name, l);
+    } else if (value instanceof Integer i) {
+      span.setAttribute(name, i.longValue());
+    } else if (value instanceof Boolean b) {
+      span.setAttribute(name, b);
+    } else if (value != null) {
+      span.setAttribute(name, value.toString());
+    }
   }
 
   private static @Nullable String destination(Publisher publisher, OutboxMessage m) {
@@ -240,6 +286,7 @@ public final class OpenTelemetryTracing implements PublishTracing {
       }
       spans[index] = null;
       span.setAttribute(OUTCOME, outcome.fate().name().toLowerCase(Locale.ROOT));
+      outcome.traceAttributes().forEach((name, value) -> setAttribute(span, name, value));
       String reason = outcome.reason() == null ? "" : outcome.reason();
       switch (outcome.fate()) {
         case PUBLISHED, HELD_BACK -> {}

@@ -10,16 +10,19 @@ import com.rabbitmq.client.ConnectionFactory;
 import com.rabbitmq.client.ShutdownSignalException;
 import dev.pgoutbox.core.consumer.RabbitMqCloudEvents;
 import dev.pgoutbox.core.consumer.RabbitMqEventIds;
+import dev.pgoutbox.core.internal.HeaderNames;
 import dev.pgoutbox.relay.AggregateSequencer;
 import dev.pgoutbox.relay.CloudEvents;
 import dev.pgoutbox.relay.OutboxMessage;
 import dev.pgoutbox.relay.PublishResult;
 import dev.pgoutbox.relay.Publisher;
+import dev.pgoutbox.relay.internal.SpanAttributes;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.Date;
 import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
@@ -51,9 +54,12 @@ import org.jspecify.annotations.Nullable;
  * {@code orders}, routing key = event type), body = the payload JSON as stored, properties {@code
  * message-id} = event id (the consumer's dedup key, read back with {@link RabbitMqEventIds}),
  * {@code delivery-mode} 2 (persistent), {@code content-type application/json}, {@code type} = event
- * type, {@code timestamp} = creation time, and headers {@value #EVENT_TYPE_HEADER}, {@value
+ * type (left out when the event type is longer than an AMQP short string, {@value
+ * #MAX_SHORT_STRING} bytes in UTF-8: the {@value #EVENT_TYPE_HEADER} header always carries it),
+ * {@code timestamp} = creation time, and headers {@value #EVENT_TYPE_HEADER}, {@value
  * #AGGREGATE_TYPE_HEADER}, {@value #AGGREGATE_ID_HEADER} and every stored header (e.g. {@code
- * traceparent}) under its own name. Published with {@code mandatory=true}.
+ * traceparent}) under its own name, all AMQP long strings (UTF-8, any text). Published with {@code
+ * mandatory=true}.
  *
  * <p><b>Pipelining and order.</b> The publisher uses one channel in confirm mode, and sends through
  * {@link AggregateSequencer}: the first event of every aggregate in the batch goes out at once, and
@@ -67,16 +73,16 @@ import org.jspecify.annotations.Nullable;
  * publish timeout bounds a broker that blocks publishers (resource alarm).
  *
  * <p><b>Failures.</b> Permanent, for that event alone: the routing threw; a short string over
- * {@value #MAX_SHORT_STRING} bytes (exchange, routing key, e.g. a long event type with {@link
- * RabbitMqRouting#byEventType}, the {@code type} property, a header name), checked before {@code
- * basicPublish}; anything else {@code basicPublish} refuses to encode; unroutable (returned under
- * {@code mandatory}: no queue bound for the routing key), with the exchange, key and reply text.
- * Retryable: broker unreachable (the rest of the batch is then answered retryable without trying),
- * connection or channel closed, nack (e.g. a queue with {@code x-overflow=reject-publish} that is
- * full), no confirm within the timeout. Any exception out of {@code basicPublish} leaves the
- * channel's confirm numbering unknown (the client counts the sequence number before it encodes the
- * frame): the publisher closes that channel, answers its unconfirmed messages retryable, and goes
- * on with a fresh channel. A channel-level error such as an unknown exchange or {@code
+ * {@value #MAX_SHORT_STRING} bytes (exchange, routing key, e.g. an event type of more than 63
+ * characters outside ASCII with {@link RabbitMqRouting#byEventType}, a header name), checked before
+ * {@code basicPublish}; anything else {@code basicPublish} refuses to encode; unroutable (returned
+ * under {@code mandatory}: no queue bound for the routing key), with the exchange, key and reply
+ * text. Retryable: broker unreachable (the rest of the batch is then answered retryable without
+ * trying), connection or channel closed, nack (e.g. a queue with {@code x-overflow=reject-publish}
+ * that is full), no confirm within the timeout. Any exception out of {@code basicPublish} leaves
+ * the channel's confirm numbering unknown (the client counts the sequence number before it encodes
+ * the frame): the publisher closes that channel, answers its unconfirmed messages retryable, and
+ * goes on with a fresh channel. A channel-level error such as an unknown exchange or {@code
  * ACCESS_REFUSED} closes the channel and cannot be pinned to one message: the events in flight are
  * answered retryable with the broker's reason (the relay dead-letters them after its maximum
  * attempts), and the next event opens a new channel.
@@ -112,6 +118,7 @@ public final class RabbitMqPublisher implements Publisher {
   private final ExecutorService sender;
   private final AggregateSequencer sequencer;
   private final @Nullable CloudEvents cloudEvents;
+  private final Map<String, Object> server;
   private @Nullable Connection ownConnection;
   private @Nullable ConfirmChannel current;
   private volatile boolean closed;
@@ -125,6 +132,11 @@ public final class RabbitMqPublisher implements Publisher {
       f.setTopologyRecoveryEnabled(false);
     }
     this.factory = f;
+    Connection c = b.connection;
+    this.server =
+        c != null
+            ? SpanAttributes.server(c.getAddress().getHostAddress(), c.getPort())
+            : f != null ? SpanAttributes.server(f.getHost(), f.getPort()) : Map.of();
     this.routing = b.routing;
     this.confirmTimeout = b.confirmTimeout;
     this.cloudEvents = b.cloudEvents;
@@ -167,6 +179,25 @@ public final class RabbitMqPublisher implements Publisher {
   @Override
   public String messagingSystem() {
     return "rabbitmq";
+  }
+
+  /**
+   * {@code messaging.rabbitmq.destination.routing_key} (when not empty) and the broker's {@code
+   * server.address} and {@code server.port} (the factory's host and port, or the host connection's
+   * peer).
+   */
+  @Override
+  public Map<String, Object> traceAttributes(OutboxMessage message) {
+    Map<String, Object> attributes = new LinkedHashMap<>(server);
+    try {
+      String key = routing.route(message).routingKey();
+      if (!key.isEmpty()) {
+        attributes.put(SpanAttributes.RABBITMQ_ROUTING_KEY, key);
+      }
+    } catch (RuntimeException e) {
+      // No route, no routing key: the publish answers the failure.
+    }
+    return attributes;
   }
 
   /**
@@ -259,9 +290,6 @@ public final class RabbitMqPublisher implements Publisher {
       problem = tooLong("message-id", properties.getMessageId());
     }
     if (problem == null) {
-      problem = tooLong("type (the event type)", properties.getType());
-    }
-    if (problem == null) {
       problem = tooLong("content-type", properties.getContentType());
     }
     Map<String, Object> headers = properties.getHeaders();
@@ -274,6 +302,12 @@ public final class RabbitMqPublisher implements Publisher {
       }
     }
     return problem;
+  }
+
+  /** Whether {@code value} fits an AMQP short string. */
+  private static boolean fitsShortString(String value) {
+    return value.length() <= MAX_SHORT_STRING / 3
+        || value.getBytes(StandardCharsets.UTF_8).length <= MAX_SHORT_STRING;
   }
 
   private static @Nullable String tooLong(String what, @Nullable String value) {
@@ -365,7 +399,15 @@ public final class RabbitMqPublisher implements Publisher {
   }
 
   private AMQP.BasicProperties properties(OutboxMessage m) {
-    Map<String, Object> headers = new HashMap<>(m.headers());
+    Map<String, Object> headers = new HashMap<>();
+    m.headers()
+        .forEach(
+            (name, value) -> {
+              // A row written before the writer refused envelope names: the envelope's wins.
+              if (!HeaderNames.reserved(name)) {
+                headers.put(name, value);
+              }
+            });
     headers.put(EVENT_TYPE_HEADER, m.eventType());
     headers.put(AGGREGATE_TYPE_HEADER, m.aggregateType());
     headers.put(AGGREGATE_ID_HEADER, m.aggregateId());
@@ -379,7 +421,7 @@ public final class RabbitMqPublisher implements Publisher {
         .messageId(m.id().toString())
         .deliveryMode(2)
         .contentType("application/json")
-        .type(m.eventType())
+        .type(fitsShortString(m.eventType()) ? m.eventType() : null)
         .timestamp(Date.from(m.createdAt()))
         .headers(headers)
         .build();

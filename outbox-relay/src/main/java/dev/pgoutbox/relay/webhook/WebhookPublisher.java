@@ -2,16 +2,20 @@ package dev.pgoutbox.relay.webhook;
 
 import static java.util.Objects.requireNonNull;
 
+import dev.pgoutbox.core.consumer.HeaderValues;
 import dev.pgoutbox.core.consumer.StandardWebhooks;
 import dev.pgoutbox.core.consumer.WebhookCloudEvents;
 import dev.pgoutbox.core.consumer.WebhookEventIds;
+import dev.pgoutbox.core.consumer.WebhookHeaders;
 import dev.pgoutbox.core.consumer.WebhookSignature;
+import dev.pgoutbox.core.internal.HeaderNames;
 import dev.pgoutbox.relay.AggregateSequencer;
 import dev.pgoutbox.relay.CloudEvents;
 import dev.pgoutbox.relay.OutboxMessage;
 import dev.pgoutbox.relay.PublishResult;
 import dev.pgoutbox.relay.Publisher;
 import dev.pgoutbox.relay.internal.Failures;
+import dev.pgoutbox.relay.internal.SpanAttributes;
 import dev.pgoutbox.relay.internal.UrlRedaction;
 import java.io.IOException;
 import java.net.URI;
@@ -57,15 +61,25 @@ import org.jspecify.annotations.Nullable;
  * header (e.g. {@code traceparent}) under its own name, and, with a Standard Webhooks secret, the
  * signature headers of {@link StandardWebhooks} (id, timestamp and body signed: a captured request
  * replayed later or under another id fails the receiver's check). Plain {@code http://} URLs are
- * sent as HTTP/1.1 (no h2c upgrade, which some proxies mishandle); {@code https://} as the client
- * negotiates (HTTP/2 where the server offers it).
+ * sent as HTTP/1.1 (no h2c upgrade, which some proxies mishandle; see {@link
+ * Builder#cleartextHttp2}); {@code https://} as the client negotiates (HTTP/2 where the server
+ * offers it).
+ *
+ * <p><b>Header values.</b> Every value the writer accepts arrives unchanged. pgoutbox's own headers
+ * (the three above and the stored ones) travel as they are when plain (printable US-ASCII, no
+ * leading or trailing space), any other value under the name followed by {@code *} as an RFC 8187
+ * ext-value ({@code X-Pgoutbox-Aggregate-Id*: UTF-8''Z%C3%BCrich}), read back with {@link
+ * WebhookHeaders#get}. CloudEvents {@code ce-*} values are percent-encoded as the HTTP binding
+ * requires (§3.1.3.2), read back by {@link WebhookCloudEvents} (the CloudEvents Java SDK's HTTP
+ * reader hands them back still encoded: cloudevents/sdk-java#748). A stored header named like one
+ * of the envelope's (rows written before the writer refused such names) is left out: the envelope's
+ * wins.
  *
  * <p><b>The answer.</b> 2xx: published. 408, 429, 5xx, timeouts and I/O errors (refused, reset):
  * retryable, with the server's {@code Retry-After} (seconds or HTTP-date, at most {@link
  * #MAX_RETRY_AFTER}) passed on to the relay. Any other status (other 4xx, 3xx: redirects are not
- * followed) and a request that cannot be built (bad URL, a stored header the JDK refuses to send
- * such as {@code Host}): permanent, with the status and the start of the response body in the
- * reason.
+ * followed) and a request that cannot be built (a bad URL from the routing): permanent, with the
+ * status and the start of the response body in the reason.
  *
  * <p><b>A hostile receiver.</b> At most {@value #MAX_RESPONSE_BYTES} bytes of a response body are
  * read, then the connection is closed; the request timeout covers the whole exchange (connection,
@@ -127,9 +141,11 @@ public final class WebhookPublisher implements Publisher {
   private final StandardWebhooks.@Nullable Signer standardWebhooks;
   private final @Nullable CloudEvents cloudEvents;
   private final Clock clock;
+  private final boolean cleartextHttp2;
   private final AggregateSequencer sequencer;
 
   private WebhookPublisher(Builder b) {
+    this.cleartextHttp2 = b.cleartextHttp2;
     this.routing = b.routing;
     this.requestTimeout = b.requestTimeout;
     this.maxConcurrency = b.maxConcurrency;
@@ -190,6 +206,22 @@ public final class WebhookPublisher implements Publisher {
           + (uri.getRawPath() == null ? "" : uri.getRawPath());
     } catch (RuntimeException e) {
       return null;
+    }
+  }
+
+  /**
+   * {@code server.address} and {@code server.port} of the event's URL (the scheme's default port
+   * when it names none).
+   */
+  @Override
+  public Map<String, Object> traceAttributes(OutboxMessage message) {
+    try {
+      URI uri = routing.uri(message);
+      int port =
+          uri.getPort() > 0 ? uri.getPort() : "https".equalsIgnoreCase(uri.getScheme()) ? 443 : 80;
+      return SpanAttributes.server(uri.getHost(), port);
+    } catch (RuntimeException e) {
+      return Map.of();
     }
   }
 
@@ -269,24 +301,29 @@ public final class WebhookPublisher implements Publisher {
         HttpRequest.newBuilder(uri)
             .timeout(requestTimeout)
             .POST(HttpRequest.BodyPublishers.ofByteArray(body));
-    if ("http".equalsIgnoreCase(uri.getScheme())) {
+    if (!cleartextHttp2 && "http".equalsIgnoreCase(uri.getScheme())) {
       // No h2c upgrade on plain text: proxies and servers that mishandle it fail the POST.
       r.version(HttpClient.Version.HTTP_1_1);
     }
     for (Map.Entry<String, String> h : m.headers().entrySet()) {
-      r.setHeader(h.getKey(), h.getValue());
+      // A row written before the writer refused envelope names (ce-type, Content-Type...) would
+      // give two headers of one name: the envelope's wins.
+      if (!HeaderNames.reserved(h.getKey())) {
+        ownHeader(r, h.getKey(), h.getValue());
+      }
     }
     r.setHeader(
             "Content-Type",
             structured
                 ? CloudEvents.STRUCTURED_CONTENT_TYPE + "; charset=UTF-8"
                 : "application/json")
-        .setHeader(WebhookEventIds.HEADER, m.id().toString())
-        .setHeader(EVENT_TYPE_HEADER, m.eventType())
-        .setHeader(AGGREGATE_TYPE_HEADER, m.aggregateType())
-        .setHeader(AGGREGATE_ID_HEADER, m.aggregateId());
+        .setHeader(WebhookEventIds.HEADER, m.id().toString());
+    ownHeader(r, EVENT_TYPE_HEADER, m.eventType());
+    ownHeader(r, AGGREGATE_TYPE_HEADER, m.aggregateType());
+    ownHeader(r, AGGREGATE_ID_HEADER, m.aggregateId());
     if (ce != null && !structured) {
-      ce.attributes(m)
+      // The HTTP binding (3.1.3.2): every ce-* value percent-encoded, a MUST.
+      ce.percentEncodedAttributes(m)
           .forEach((name, value) -> r.setHeader(WebhookCloudEvents.PREFIX + name, value));
     }
     byte[] secret = signingSecret;
@@ -303,6 +340,18 @@ public final class WebhookPublisher implements Publisher {
           .setHeader(StandardWebhooks.SIGNATURE_HEADER, signer.sign(id, timestamp, body));
     }
     return r.build();
+  }
+
+  /**
+   * One of pgoutbox's own headers: a plain value as it is, any other under {@code name*} as an RFC
+   * 8187 ext-value (read back with {@link WebhookHeaders#get}).
+   */
+  private static void ownHeader(HttpRequest.Builder r, String name, String value) {
+    if (HeaderValues.isPlain(value)) {
+      r.setHeader(name, value);
+    } else {
+      r.setHeader(name + "*", HeaderValues.extValue(value));
+    }
   }
 
   private PublishResult classify(String where, HttpResponse<byte[]> response) {
@@ -456,6 +505,7 @@ public final class WebhookPublisher implements Publisher {
     private StandardWebhooks.@Nullable Signer standardWebhooks;
     private @Nullable CloudEvents cloudEvents;
     private Clock clock = Clock.systemUTC();
+    private boolean cleartextHttp2;
 
     private Builder(WebhookRouting routing) {
       this.routing = routing;
@@ -549,6 +599,17 @@ public final class WebhookPublisher implements Publisher {
      */
     public Builder clock(Clock clock) {
       this.clock = requireNonNull(clock, "clock");
+      return this;
+    }
+
+    /**
+     * Whether a plain {@code http://} request may offer the client's HTTP version (HTTP/2 by
+     * default: an {@code Upgrade: h2c} header on the first request of a connection). Default {@code
+     * false}: such requests are sent as HTTP/1.1 with no upgrade, which proxies and servers that
+     * mishandle h2c need. {@code https://} requests always negotiate (HTTP/2 where offered).
+     */
+    public Builder cleartextHttp2(boolean allow) {
+      this.cleartextHttp2 = allow;
       return this;
     }
 

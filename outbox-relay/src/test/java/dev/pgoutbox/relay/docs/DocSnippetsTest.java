@@ -99,7 +99,7 @@ class DocSnippetsTest {
   }
 
   /** The repository root: the nearest directory up from the working directory with a docs page. */
-  private static Path repositoryRoot() {
+  static Path repositoryRoot() {
     for (Path dir = Path.of("").toAbsolutePath(); dir != null; dir = dir.getParent()) {
       if (Files.isRegularFile(dir.resolve("docs/custom-publisher.md"))) {
         return dir;

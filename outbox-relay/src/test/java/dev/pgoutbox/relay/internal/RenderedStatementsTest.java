@@ -32,7 +32,7 @@ class RenderedStatementsTest {
     List<String> strict =
         List.of("scanFrom", "heads", "lockNamespace", "perAggregate", "batchSize");
     List<String> headsOnly = List.of("scanFrom", "heads", "lockNamespace");
-    List<String> failed = List.of("attempts", "reason", "id");
+    List<String> failed = List.of("attempts", "reason", "historyAttempt", "historyReason", "id");
     return List.of(
         new Case("claim-strict-hold.sql", ClaimStatements.strict(schema, false), strict),
         new Case("claim-strict-release.sql", ClaimStatements.strict(schema, true), strict),
@@ -65,7 +65,8 @@ class RenderedStatementsTest {
         new Case(
             "mark-retry.sql",
             MarkStatements.retry(schema),
-            List.of("attempts", "reason", "retryInMillis", "id")),
+            List.of(
+                "attempts", "reason", "retryInMillis", "historyAttempt", "historyReason", "id")),
         new Case("mark-dead.sql", MarkStatements.dead(schema), failed));
   }
 
@@ -122,11 +123,15 @@ class RenderedStatementsTest {
         assertThat(s.index("attempts")).isEqualTo(MarkStatements.FAILED_ATTEMPTS);
         assertThat(s.index("reason")).isEqualTo(MarkStatements.FAILED_REASON);
         assertThat(s.index("retryInMillis")).isEqualTo(MarkStatements.RETRY_IN_MILLIS);
+        assertThat(s.index("historyAttempt")).isEqualTo(MarkStatements.RETRY_HISTORY_ATTEMPT);
+        assertThat(s.index("historyReason")).isEqualTo(MarkStatements.RETRY_HISTORY_REASON);
         assertThat(s.index("id")).isEqualTo(MarkStatements.RETRY_ID);
       }
       case "mark-dead.sql" -> {
         assertThat(s.index("attempts")).isEqualTo(MarkStatements.FAILED_ATTEMPTS);
         assertThat(s.index("reason")).isEqualTo(MarkStatements.FAILED_REASON);
+        assertThat(s.index("historyAttempt")).isEqualTo(MarkStatements.DEAD_HISTORY_ATTEMPT);
+        assertThat(s.index("historyReason")).isEqualTo(MarkStatements.DEAD_HISTORY_REASON);
         assertThat(s.index("id")).isEqualTo(MarkStatements.DEAD_ID);
       }
       default -> throw new AssertionError(c.file());

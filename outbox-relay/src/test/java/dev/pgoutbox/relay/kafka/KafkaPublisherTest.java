@@ -4,39 +4,59 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.pgoutbox.relay.PublishResult;
+import java.util.Map;
+import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.common.errors.NetworkException;
 import org.apache.kafka.common.errors.NotEnoughReplicasException;
 import org.apache.kafka.common.errors.RecordTooLargeException;
 import org.apache.kafka.common.errors.TimeoutException;
 import org.apache.kafka.common.errors.TopicAuthorizationException;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
+import org.apache.kafka.common.serialization.StringSerializer;
 import org.junit.jupiter.api.Test;
 
 class KafkaPublisherTest {
 
   @Test
-  void refusesProducerSettingsThatBreakPerAggregateOrder() {
+  void refusesProducerSettingsThatBreakPerAggregateOrderWithIllegalArgumentAtOnce() {
+    // Refused by the setter itself, before build(): a refused setting is a bad argument.
     assertThatThrownBy(
-            () ->
-                KafkaPublisher.builder("localhost:1")
-                    .property(ProducerConfig.ACKS_CONFIG, "1")
-                    .build())
-        .isInstanceOf(IllegalStateException.class)
+            () -> KafkaPublisher.builder("localhost:1").property(ProducerConfig.ACKS_CONFIG, "1"))
+        .isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining("acks=1");
     assertThatThrownBy(
             () ->
                 KafkaPublisher.builder("localhost:1")
-                    .property(ProducerConfig.MAX_IN_FLIGHT_REQUESTS_PER_CONNECTION, 6)
-                    .build())
-        .isInstanceOf(IllegalStateException.class)
+                    .property(ProducerConfig.MAX_IN_FLIGHT_REQUESTS_PER_CONNECTION, 6))
+        .isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining("max.in.flight.requests.per.connection=6");
     assertThatThrownBy(
             () ->
                 KafkaPublisher.builder("localhost:1")
-                    .property(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, false)
-                    .build())
-        .isInstanceOf(IllegalStateException.class)
+                    .property(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, false))
+        .isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining("enable.idempotence=false");
+    assertThatThrownBy(
+            () ->
+                KafkaPublisher.builder("localhost:1")
+                    .property(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, "x.Y"))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("value.serializer=x.Y");
+  }
+
+  @Test
+  void refusesProducerPropertiesForAHostsProducerWithIllegalArgument() {
+    try (KafkaProducer<String, byte[]> host =
+        new KafkaProducer<>(
+            Map.<String, Object>of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, "localhost:1"),
+            new StringSerializer(),
+            new ByteArraySerializer())) {
+      assertThatThrownBy(
+              () -> KafkaPublisher.builder(host).property(ProducerConfig.LINGER_MS_CONFIG, 5))
+          .isInstanceOf(IllegalArgumentException.class)
+          .hasMessageContaining("property(linger.ms, ...) configures a producer this publisher");
+    }
   }
 
   @Test

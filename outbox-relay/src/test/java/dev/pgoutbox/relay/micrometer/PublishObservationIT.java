@@ -8,6 +8,7 @@ import dev.pgoutbox.relay.OutboxMessage;
 import dev.pgoutbox.relay.OutboxRelay;
 import dev.pgoutbox.relay.PublishResult;
 import dev.pgoutbox.relay.PublishTracing;
+import dev.pgoutbox.relay.Publisher;
 import dev.pgoutbox.relay.RelayConfig;
 import dev.pgoutbox.relay.testing.RecordingPublisher;
 import dev.pgoutbox.testing.TestSchema;
@@ -110,6 +111,45 @@ class PublishObservationIT {
         .flatExtracting(batch -> batch)
         .extracting(OutboxMessage::headers)
         .containsOnly(Map.of("traceparent", TRACEPARENT));
+  }
+
+  @Test
+  void whatThePublisherSaysBeforeAndAfterTheSendIsOnTheObservation() throws Exception {
+    UUID ok = write("ok");
+    RecordingPublisher recording =
+        new RecordingPublisher()
+            .decide(
+                m -> PublishResult.published(Map.of("messaging.destination.partition.id", "3")));
+    Publisher publisher =
+        new Publisher() {
+          @Override
+          public java.util.concurrent.CompletionStage<List<PublishResult>> publish(
+              List<OutboxMessage> batch) {
+            return recording.publish(batch);
+          }
+
+          @Override
+          public Map<String, Object> traceAttributes(OutboxMessage message) {
+            return Map.of("server.address", "broker-1", "server.port", 9092L);
+          }
+        };
+    OutboxRelay.builder()
+        .name("observation-it")
+        .dataSource(db.dataSource())
+        .schema(db.schema())
+        .publisher(publisher)
+        .tracing(ObservationTracing.create(registry))
+        .config(RelayConfig.builder().batchSize(10).build())
+        .build()
+        .runOnce();
+
+    PublishObservationContext published = contextOf(ok);
+    assertThat(published.getHighCardinalityKeyValue("server.address").getValue())
+        .isEqualTo("broker-1");
+    assertThat(published.getHighCardinalityKeyValue("server.port").getValue()).isEqualTo("9092");
+    assertThat(
+            published.getHighCardinalityKeyValue("messaging.destination.partition.id").getValue())
+        .isEqualTo("3");
   }
 
   @Test

@@ -136,6 +136,19 @@ class TracingIT {
     assertThat(producer.getName()).isEqualTo("send traced");
     assertThat(attr(producer, "messaging.system")).isEqualTo("kafka");
     assertThat(attr(producer, "messaging.destination.name")).isEqualTo("traced");
+    String bootstrap = kafka.bootstrapServers().split(",")[0];
+    assertThat(longAttr(producer, "messaging.kafka.offset")).isNotNull().isNotNegative();
+    assertMessagingAttributes(
+        producer,
+        Map.of(
+            "messaging.system", "kafka",
+            "messaging.destination.name", "traced",
+            "messaging.kafka.message.key", "42",
+            "messaging.destination.partition.id", "0",
+            "messaging.kafka.offset", longAttr(producer, "messaging.kafka.offset"),
+            "messaging.client.id", "pgoutbox-relay",
+            "server.address", bootstrap.substring(0, bootstrap.lastIndexOf(':')),
+            "server.port", Long.parseLong(bootstrap.substring(bootstrap.lastIndexOf(':') + 1))));
     assertConsumerContinues(received, producer);
   }
 
@@ -172,6 +185,14 @@ class TracingIT {
       assertChildOf(producer, request);
       assertThat(attr(producer, "messaging.system")).isEqualTo("rabbitmq");
       assertThat(attr(producer, "messaging.destination.name")).isEqualTo(exchange);
+      assertMessagingAttributes(
+          producer,
+          Map.of(
+              "messaging.system", "rabbitmq",
+              "messaging.destination.name", exchange,
+              "messaging.rabbitmq.destination.routing_key", "order.created",
+              "server.address", "127.0.0.1",
+              "server.port", 5672L));
       assertConsumerContinues(RabbitMqTraceContext.extract(got[0].getProps()), producer);
     }
   }
@@ -201,6 +222,17 @@ class TracingIT {
         assertThat(attr(producer, "messaging.system")).isEqualTo("nats");
         assertThat(attr(producer, "messaging.destination.name"))
             .isEqualTo(prefix + ".order.order.created");
+        assertMessagingAttributes(
+            producer,
+            Map.of(
+                "messaging.system",
+                "nats",
+                "messaging.destination.name",
+                prefix + ".order.order.created",
+                "server.address",
+                "127.0.0.1",
+                "server.port",
+                4222L));
         assertConsumerContinues(NatsTraceContext.extract(message), producer);
       } finally {
         connection.jetStreamManagement().deleteStream(prefix);
@@ -238,6 +270,19 @@ class TracingIT {
       assertThat(attr(published, "messaging.system")).isEqualTo("webhook");
       assertThat(attr(published, "messaging.destination.name"))
           .isEqualTo("127.0.0.1:" + receiver.port() + "/events");
+      for (SpanData span : producers) {
+        assertMessagingAttributes(
+            span,
+            Map.of(
+                "messaging.system",
+                "webhook",
+                "messaging.destination.name",
+                "127.0.0.1:" + receiver.port() + "/events",
+                "server.address",
+                "127.0.0.1",
+                "server.port",
+                (long) receiver.port()));
+      }
 
       // Each request carried its own attempt's span; the receiver continues the second one's.
       List<Headers> requests = receiver.requests();
@@ -352,6 +397,31 @@ class TracingIT {
     assertThat(data.getTraceId()).isEqualTo(traceId);
     assertThat(data.getParentSpanId()).isEqualTo(spanId);
     assertThat(data.getParentSpanContext().isRemote()).isTrue();
+  }
+
+  /**
+   * The span's attribute table against the OpenTelemetry messaging conventions: the required
+   * ({@code messaging.system}, {@code messaging.operation.name}), the conditionally required and
+   * recommended ones the publisher knows ({@code messaging.operation.type}, {@code
+   * messaging.destination.name}, {@code messaging.message.id}, {@code server.*}, the broker's own),
+   * each with its value and type, and no other {@code messaging.*} or {@code server.*} attribute.
+   */
+  private static void assertMessagingAttributes(SpanData span, Map<String, Object> brokers) {
+    Map<String, Object> expected = new java.util.HashMap<>(brokers);
+    expected.put("messaging.operation.name", "send");
+    expected.put("messaging.operation.type", "send");
+    String id = attr(span, "messaging.message.id");
+    assertThat(UUID.fromString(id)).isNotNull();
+    expected.put("messaging.message.id", id);
+    Map<String, Object> actual = new java.util.HashMap<>();
+    span.getAttributes()
+        .forEach(
+            (key, value) -> {
+              if (key.getKey().startsWith("messaging.") || key.getKey().startsWith("server.")) {
+                actual.put(key.getKey(), value);
+              }
+            });
+    assertThat(actual).as(span.getName()).isEqualTo(expected);
   }
 
   private static Long longAttr(SpanData span, String key) {

@@ -401,4 +401,40 @@ class WebhookPublisherIT extends PublisherContract {
               PublishResult.Retryable.class, rt -> assertThat(rt.reason()).contains("I/O error"));
     }
   }
+
+  @Test
+  void plainHttpGoesOutAsHttp11WithoutAnH2cUpgradeUnlessAllowed() throws Exception {
+    List<String> seen = Collections.synchronizedList(new ArrayList<>());
+    answer =
+        (exchange, body) -> {
+          var h = exchange.getRequestHeaders();
+          seen.add(
+              exchange.getProtocol()
+                  + " upgrade="
+                  + h.getFirst("Upgrade")
+                  + " settings="
+                  + (h.getFirst("HTTP2-Settings") != null));
+          return 204;
+        };
+    try (WebhookPublisher publisher = WebhookPublisher.builder(endpoint()).build()) {
+      assertThat(publishOne(publisher)).isEqualTo(PublishResult.published());
+    }
+    assertThat(seen).containsExactly("HTTP/1.1 upgrade=null settings=false");
+
+    // What some proxies mishandle, and what the default avoids: the JDK client's h2c upgrade.
+    seen.clear();
+    try (WebhookPublisher publisher =
+        WebhookPublisher.builder(endpoint()).cleartextHttp2(true).build()) {
+      assertThat(publishOne(publisher)).isEqualTo(PublishResult.published());
+    }
+    assertThat(seen).containsExactly("HTTP/1.1 upgrade=h2c settings=true");
+  }
+
+  private static PublishResult publishOne(WebhookPublisher publisher) throws Exception {
+    return publisher
+        .publish(List.of(TestEvents.one("order", "a-1", 1, "{}")))
+        .toCompletableFuture()
+        .get(1, TimeUnit.MINUTES)
+        .get(0);
+  }
 }

@@ -46,6 +46,7 @@ public class PgOutboxProperties {
   private final Publisher publisher = new Publisher();
   private final Health health = new Health();
   private final Actuator actuator = new Actuator();
+  private final Console console = new Console();
 
   /** The schema. */
   public String getSchema() {
@@ -90,6 +91,125 @@ public class PgOutboxProperties {
   /** {@code pgoutbox.actuator.*}. */
   public Actuator getActuator() {
     return actuator;
+  }
+
+  /** The web console's settings. */
+  public Console getConsole() {
+    return console;
+  }
+
+  /**
+   * {@code pgoutbox.console.*}: the web console ({@code dev.pgoutbox.console.OutboxConsole}),
+   * served by a servlet web application when {@code pgoutbox-console} is on the classpath.
+   */
+  public static class Console {
+
+    /** Default of {@code pgoutbox.console.path}: {@value}. */
+    public static final String DEFAULT_PATH = "/pgoutbox";
+
+    /** Default of {@code pgoutbox.console.write-role}: {@value}. */
+    public static final String DEFAULT_WRITE_ROLE = "OUTBOX_ADMIN";
+
+    /**
+     * Whether the console is served. Off by default: it shows aggregate ids and error texts to
+     * whoever reaches its path; guard the path (Spring Security) before turning it on.
+     */
+    private boolean enabled;
+
+    /** Where the console is served: a path of one or more segments, without a trailing slash. */
+    private String path = DEFAULT_PATH;
+
+    /**
+     * Whether retry and discard run. When false the console is read-only and refuses them with 403.
+     */
+    private boolean writesEnabled;
+
+    /** Whether events are shown with their payloads. When false payloads are left out. */
+    private boolean showPayloads;
+
+    /**
+     * The role a caller needs to write (Spring Security's {@code hasRole}, without the {@code
+     * ROLE_} prefix), when Spring Security is on the classpath.
+     */
+    private String writeRole = DEFAULT_WRITE_ROLE;
+
+    /** Whether the console is served. */
+    public boolean isEnabled() {
+      return enabled;
+    }
+
+    /** Sets whether the console is served. */
+    public void setEnabled(boolean enabled) {
+      this.enabled = enabled;
+    }
+
+    /** The console's path. */
+    public String getPath() {
+      return path;
+    }
+
+    /**
+     * Sets the console's path.
+     *
+     * @throws IllegalArgumentException unless it starts with a slash, does not end with one, and
+     *     holds only letters, digits, {@code -}, {@code _}, {@code .} and slashes
+     */
+    public void setPath(String path) {
+      if (path == null
+          || !path.matches("(/[A-Za-z0-9._-]+)+")
+          || path.contains("/./")
+          || path.contains("/../")
+          || path.endsWith("/.")
+          || path.endsWith("/..")) {
+        throw new IllegalArgumentException(
+            "pgoutbox.console.path must be a path like /pgoutbox (segments of letters, digits, -,"
+                + " _ and ., no trailing slash), was '"
+                + path
+                + "'");
+      }
+      this.path = path;
+    }
+
+    /** Whether writes are enabled. */
+    public boolean isWritesEnabled() {
+      return writesEnabled;
+    }
+
+    /** Sets whether writes are enabled. */
+    public void setWritesEnabled(boolean writesEnabled) {
+      this.writesEnabled = writesEnabled;
+    }
+
+    /** Whether payloads are shown. */
+    public boolean isShowPayloads() {
+      return showPayloads;
+    }
+
+    /** Sets whether payloads are shown. */
+    public void setShowPayloads(boolean showPayloads) {
+      this.showPayloads = showPayloads;
+    }
+
+    /** The role writes need. */
+    public String getWriteRole() {
+      return writeRole;
+    }
+
+    /**
+     * Sets the role writes need.
+     *
+     * @throws IllegalArgumentException if blank or given with the {@code ROLE_} prefix
+     */
+    public void setWriteRole(String writeRole) {
+      if (writeRole == null || writeRole.isBlank() || writeRole.startsWith("ROLE_")) {
+        throw new IllegalArgumentException(
+            "pgoutbox.console.write-role must be a role name without the ROLE_ prefix"
+                + " (OUTBOX_ADMIN), was '"
+                + writeRole
+                + "'");
+      }
+      this.writeRole = writeRole;
+    }
   }
 
   /**

@@ -71,7 +71,7 @@ class HostFlywayIT {
                 assertThat(context).hasNotFailed();
                 assertThat(history(schema, "flyway_schema_history")).endsWith("1");
                 assertThat(history(schema, "pgoutbox_schema_history"))
-                    .endsWith("1,2,3,4,5,6,7,8,9,10,11");
+                    .endsWith("1,2,3,4,5,6,7,8,9,10,11,13");
                 assertThat(
                         db.queryLong(
                             "SELECT count(*) FROM "
@@ -103,7 +103,7 @@ class HostFlywayIT {
               context -> {
                 assertThat(context).hasNotFailed();
                 assertThat(history(schema, "flyway_schema_history"))
-                    .endsWith("1,2,3,4,5,6,7,8,9,10,11,1000");
+                    .endsWith("1,2,3,4,5,6,7,8,9,10,11,13,1000");
                 assertThat(
                         db.queryLong(
                             "SELECT count(*) FROM information_schema.tables WHERE table_schema = '"

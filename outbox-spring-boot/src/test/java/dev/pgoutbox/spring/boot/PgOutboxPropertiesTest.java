@@ -1,6 +1,7 @@
 package dev.pgoutbox.spring.boot;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.pgoutbox.core.Outbox;
@@ -56,6 +57,26 @@ class PgOutboxPropertiesTest {
         .isEqualTo(WebhookPublisher.DEFAULT_REQUEST_TIMEOUT);
     assertThat(publisher.getWebhook().getMaxConcurrency())
         .isEqualTo(WebhookPublisher.DEFAULT_MAX_CONCURRENCY);
+  }
+
+  @Test
+  void theConsoleIsOffReadOnlyAndHidesPayloadsByDefaultAndRefusesABadPathOrRole() {
+    PgOutboxProperties.Console console = new PgOutboxProperties().getConsole();
+    assertThat(console.isEnabled()).isFalse();
+    assertThat(console.isWritesEnabled()).isFalse();
+    assertThat(console.isShowPayloads()).isFalse();
+    assertThat(console.getPath()).isEqualTo("/pgoutbox");
+    assertThat(console.getWriteRole()).isEqualTo("OUTBOX_ADMIN");
+    console.setPath("/ops/outbox");
+    assertThat(console.getPath()).isEqualTo("/ops/outbox");
+    for (String bad : new String[] {"pgoutbox", "/pgoutbox/", "/", "/a/../b", "/a b", "/a/*"}) {
+      assertThatThrownBy(() -> console.setPath(bad))
+          .as(bad)
+          .isInstanceOf(IllegalArgumentException.class)
+          .hasMessageContaining("pgoutbox.console.path must be a path like /pgoutbox");
+    }
+    assertThatThrownBy(() -> console.setWriteRole("ROLE_ADMIN"))
+        .hasMessageContaining("pgoutbox.console.write-role must be a role name without the ROLE_");
   }
 
   @Test

@@ -18,7 +18,8 @@ import picocli.CommandLine.Spec;
     name = "admin",
     mixinStandardHelpOptions = true,
     description = {
-      "Looks at an outbox and acts on it: status, dead letters, one event, retry, discard.",
+      "Looks at an outbox and acts on it: status, dead letters, one event, retry, discard;"
+          + " serve runs the web console.",
       "Connects with --jdbc-url or the environment variable PGOUTBOX_JDBC_URL; --json prints one"
           + " JSON document per call.",
       "Exit codes: 0 done (status: healthy), 1 degraded / nothing done / unknown id, 2 unreachable"
@@ -29,7 +30,8 @@ import picocli.CommandLine.Spec;
       DeadLettersCommand.class,
       ShowCommand.class,
       RetryCommand.class,
-      DiscardCommand.class
+      DiscardCommand.class,
+      ServeCommand.class
     })
 public final class AdminCommand implements Runnable {
 

@@ -53,6 +53,14 @@ final class AdminJson {
     node.put("dead_at", time(e.deadAt()));
     node.put("processed_at", time(e.processedAt()));
     node.put("parked", e.parked());
+    var failures = node.putArray("errors");
+    for (StoredEvent.FailedAttempt f : e.failures()) {
+      ObjectNode failure = failures.addObject();
+      failure.put("attempt", f.attempt());
+      failure.put("at", time(f.at()));
+      failure.put("error", f.error());
+      failure.put("dead", f.dead());
+    }
     node.set("headers", parse(e.headers()));
     if (e.payload() != null) {
       node.set("payload", parse(e.payload()));

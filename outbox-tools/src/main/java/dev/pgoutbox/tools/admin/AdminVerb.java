@@ -8,6 +8,7 @@ import dev.pgoutbox.testing.Secrets;
 import java.io.PrintWriter;
 import java.sql.SQLException;
 import java.util.concurrent.Callable;
+import javax.sql.DataSource;
 import org.jspecify.annotations.Nullable;
 import org.postgresql.ds.PGSimpleDataSource;
 import picocli.CommandLine.Model.CommandSpec;
@@ -66,13 +67,24 @@ abstract class AdminVerb implements Callable<Integer> {
       }
       shownUrl = Secrets.mask(url);
       OutboxAdmin admin =
-          OutboxAdmin.builder().dataSource(dataSource(url)).schema(validSchema()).build();
+          OutboxAdmin.builder()
+              .dataSource(connections(dataSource(url)))
+              .schema(validSchema())
+              .build();
       return run(admin);
     } catch (AdminFailure e) {
       return fail(e.getMessage());
     } catch (RuntimeException e) {
       return fail(explain(e));
     }
+  }
+
+  /**
+   * The data source the admin uses: a new connection per call, fine for a verb that runs once; a
+   * long-running verb ({@code serve}) puts a pool around it.
+   */
+  DataSource connections(PGSimpleDataSource dataSource) {
+    return dataSource;
   }
 
   /** Runs the verb on the outbox; returns the exit code. */

@@ -14,9 +14,10 @@ import picocli.CommandLine.Parameters;
     name = "show",
     mixinStandardHelpOptions = true,
     description = {
-      "Shows one event: type, aggregate, state, headers, attempts, its last error and when, and"
-          + " its times. The payload only with --payload (it may hold personal data).",
-      "The outbox keeps an event's last error only; earlier ones are in the relay's log"
+      "Shows one event: type, aggregate, state, headers, attempts, every recorded error with its"
+          + " attempt and time, and its times. The payload only with --payload (it may hold"
+          + " personal data).",
+      "The outbox keeps the last ten failed attempts; earlier ones are in the relay's log"
           + " (event_id=...). Exit code 1 if no event has this id."
     })
 final class ShowCommand extends AdminVerb {
@@ -59,6 +60,10 @@ final class ShowCommand extends AdminVerb {
     out.printf("state        %s%n", AdminText.why(e));
     out.printf("attempts     %d%n", e.attempts());
     out.printf("last error   %s%n", e.lastError() == null ? "(none)" : e.lastError());
+    for (StoredEvent.FailedAttempt f : e.failures()) {
+      out.printf(
+          "  attempt %-3d %s%s  %s%n", f.attempt(), f.at(), f.dead() ? " (dead)" : "", f.error());
+    }
     if (e.deadAt() != null) {
       out.printf("dead at      %s%n", e.deadAt());
     }

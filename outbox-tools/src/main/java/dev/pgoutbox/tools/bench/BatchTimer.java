@@ -5,6 +5,7 @@ import dev.pgoutbox.relay.PublishResult;
 import dev.pgoutbox.relay.Publisher;
 import dev.pgoutbox.relay.RelayListener;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CompletionStage;
 import org.HdrHistogram.Histogram;
 import org.HdrHistogram.Recorder;
@@ -65,6 +66,11 @@ final class BatchTimer implements RelayListener {
       @Override
       public @Nullable String destination(OutboxMessage message) {
         return publisher.destination(message);
+      }
+
+      @Override
+      public Map<String, Object> traceAttributes(OutboxMessage message) {
+        return publisher.traceAttributes(message);
       }
 
       @Override

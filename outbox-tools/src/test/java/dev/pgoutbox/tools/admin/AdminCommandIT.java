@@ -300,6 +300,32 @@ class AdminCommandIT {
   }
 
   @Test
+  void showListsEveryRecordedErrorWithItsAttemptAndTime() throws Exception {
+    UUID id = deadLetter("order", "11", "OrderPlaced", "HTTP 410 gone");
+    db.execute(
+        "update outbox_events set error_history = '[{\"attempt\": 1, \"at\":"
+            + " \"2026-12-07T10:00:00.5+00:00\", \"error\": \"connection refused\", \"dead\":"
+            + " false}, {\"attempt\": 2, \"at\": \"2026-12-07T10:00:04+00:00\", \"error\":"
+            + " \"HTTP 410 gone\", \"dead\": true}]' where id = '"
+            + id
+            + "'");
+
+    assertThat(run("admin", "show", id.toString())).isZero();
+    assertThat(out.toString())
+        .contains("attempt 1   2026-12-07T10:00:00.500Z  connection refused")
+        .contains("attempt 2   2026-12-07T10:00:04Z (dead)  HTTP 410 gone");
+
+    reset();
+    assertThat(run("admin", "show", id.toString(), "--json")).isZero();
+    JsonNode errors = JSON.readTree(out.toString()).get("errors");
+    assertThat(errors).hasSize(2);
+    assertThat(errors.get(0).get("attempt").asInt()).isEqualTo(1);
+    assertThat(errors.get(0).get("error").asText()).isEqualTo("connection refused");
+    assertThat(errors.get(1).get("dead").asBoolean()).isTrue();
+    assertThat(errors.get(1).get("at").asText()).startsWith("2026-12-07T10:00:04");
+  }
+
+  @Test
   void showOfAnUnknownIdExitsOneAndSaysSo() throws Exception {
     UUID unknown = UUID.randomUUID();
 

@@ -66,8 +66,8 @@ import picocli.CommandLine.Spec;
           + " the reader (its WAL sender ends with it), and the embedded PostgreSQL runs with"
           + " wal_level=logical. Each 120 s block then ends with a fault of the slot, in turn:"
           + " dropped by an operator, the publication not publishing inserts for a second,"
-          + " invalidated by max_slot_wal_keep_size, or the primary killed and its synchronous"
-          + " standby promoted; the relays fall back to the table, and all"
+          + " invalidated by max_slot_wal_keep_size, or the primary killed and its standby"
+          + " promoted; the relays fall back to the table, and all"
           + " are then restarted together on a new slot (concurrent first starts)."
     })
 public final class ChaosCommand implements Callable<Integer> {

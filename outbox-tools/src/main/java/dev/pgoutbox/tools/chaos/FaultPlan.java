@@ -194,8 +194,9 @@ record FaultPlan(long seed, List<Fault> faults) {
               + " "
               + FLEET_RESTART;
       case STANDBY_PROMOTION ->
-          "PostgreSQL primary killed and its synchronous standby promoted, the relays' and"
-              + " writers' addresses moved to it (the new primary has no logical slot); at t="
+          "PostgreSQL primary killed once its standby (made synchronous) has every acknowledged"
+              + " commit, the standby promoted, the relays' and writers' addresses moved to it (the"
+              + " new primary has no logical slot); at t="
               + back
               + " a new standby cloned, and "
               + FLEET_RESTART;

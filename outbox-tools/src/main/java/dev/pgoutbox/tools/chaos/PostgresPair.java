@@ -16,11 +16,11 @@ import java.util.concurrent.locks.LockSupport;
 import org.jspecify.annotations.Nullable;
 
 /**
- * The chaos run's PostgreSQL: the primary, and with WAL relays a synchronous streaming standby
- * cloned from it, which a fault promotes. Everyone reaches the primary through {@link TcpProxy}s
- * (the relays' network, the writers' address), which a promotion moves to the standby as a virtual
- * IP would. Synchronous: every commit a writer saw succeed is on the standby when it is promoted.
- * Thread-safe.
+ * The chaos run's PostgreSQL: the primary, and with WAL relays a streaming standby cloned from it,
+ * which a fault promotes. Everyone reaches the primary through {@link TcpProxy}s (the relays'
+ * network, the writers' address), which a promotion moves to the standby as a virtual IP would. The
+ * standby is asynchronous until the promotion makes it synchronous and waits for it to catch up:
+ * every commit a writer saw succeed is on it when it is promoted. Thread-safe.
  */
 final class PostgresPair implements AutoCloseable {
 
@@ -50,32 +50,26 @@ final class PostgresPair implements AutoCloseable {
     return proxy;
   }
 
-  /** Clones the primary into a new standby and makes it synchronous; returns once it is in sync. */
+  /**
+   * Clones the primary into a new standby, asynchronous, and returns once it streams. The writers
+   * do not wait for it; {@link #promote()} makes it synchronous and caught up first.
+   */
   synchronized String addStandby() throws SQLException {
     String name = "standby" + (++standbys);
     EmbeddedPostgresServer clone = primary.startStandby(name, standbySettings);
     standby = clone;
-    execute(primary, "ALTER SYSTEM SET synchronous_standby_names = '" + name + "'");
-    execute(primary, "SELECT pg_reload_conf()");
-    long deadline = System.nanoTime() + SYNC_WAIT_NANOS;
-    while (!"sync"
-        .equals(
-            query(
-                primary,
-                "select sync_state from pg_stat_replication where application_name = '"
-                    + name
-                    + "'"))) {
-      if (System.nanoTime() - deadline > 0) {
-        throw new IllegalStateException(name + " not in sync after 60 s");
-      }
-      LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(100));
-    }
-    return name + " (port " + clone.port() + ") cloned from the primary, synchronous";
+    awaitTrue(
+        name + " streaming",
+        "select state = 'streaming' from pg_stat_replication where application_name = '"
+            + name
+            + "'");
+    return name + " (port " + clone.port() + ") cloned from the primary, streaming";
   }
 
   /**
-   * Kills the primary (SIGKILL), promotes the standby and moves every address to it; the old
-   * primary is kept until {@link #close()}.
+   * Makes the standby synchronous and waits until it has flushed everything the primary had written
+   * then, so that every commit a writer saw succeed is on it; kills the primary (SIGKILL), promotes
+   * the standby and moves every address to it. The old primary is kept until {@link #close()}.
    */
   synchronized String promote() throws SQLException {
     EmbeddedPostgresServer next = standby;
@@ -83,6 +77,23 @@ final class PostgresPair implements AutoCloseable {
       throw new IllegalStateException("no standby to promote");
     }
     EmbeddedPostgresServer old = primary;
+    String name = "standby" + standbys;
+    execute(old, "ALTER SYSTEM SET synchronous_standby_names = '" + name + "'");
+    execute(old, "SELECT pg_reload_conf()");
+    awaitTrue(
+        name + " synchronous",
+        "select sync_state = 'sync' from pg_stat_replication where application_name = '"
+            + name
+            + "'");
+    // Commits acknowledged before it became synchronous are below this position.
+    String written = query(old, "select pg_current_wal_lsn()");
+    awaitTrue(
+        name + " flushed up to " + written,
+        "select flush_lsn >= '"
+            + written
+            + "'::pg_lsn from pg_stat_replication where application_name = '"
+            + name
+            + "'");
     old.crash();
     retired.add(old);
     execute(next, "SELECT pg_promote(true, 60)");
@@ -94,9 +105,21 @@ final class PostgresPair implements AutoCloseable {
       address.cut(); // connections to the dead primary
       address.restore();
     }
-    return "PostgreSQL primary killed, its standby promoted (port "
+    return "PostgreSQL primary killed once its standby had every acknowledged commit, the standby"
+        + " promoted (port "
         + next.port()
         + "), the relays' and writers' addresses moved to it";
+  }
+
+  /** Polls {@code sql} (one boolean) on the primary until it answers true, at most 60 s. */
+  private void awaitTrue(String what, String sql) throws SQLException {
+    long deadline = System.nanoTime() + SYNC_WAIT_NANOS;
+    while (!"t".equals(query(primary, sql))) {
+      if (System.nanoTime() - deadline > 0) {
+        throw new IllegalStateException(what + ": not after 60 s");
+      }
+      LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(100));
+    }
   }
 
   /** Standbys promoted so far. */

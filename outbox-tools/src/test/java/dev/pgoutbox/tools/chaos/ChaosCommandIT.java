@@ -25,8 +25,8 @@ import picocli.CommandLine;
  * asserted depends on throughput, only on there having been real traffic. The full run's figures
  * are in the README ("Reliability"). The WAL relays' run is shorter (20 s: relay kills that each
  * kill the slot's reader, a broker outage, a PostgreSQL crash, a network cut and a partition, then
- * the primary killed and its synchronous standby promoted: the relays find no slot on it, fall back
- * to the table and are restarted together on a new slot; no freeze).
+ * the primary killed and its standby promoted (made synchronous and caught up first): the relays
+ * find no slot on it, fall back to the table and are restarted together on a new slot; no freeze).
  */
 class ChaosCommandIT {
 
@@ -170,7 +170,7 @@ class ChaosCommandIT {
         .contains("PostgreSQL restarted")
         .contains("relays' network to PostgreSQL cut")
         .contains("broker back")
-        .contains("its standby promoted")
+        .contains("the standby promoted")
         .contains("relays started together on a new slot");
     JsonNode result = run.result();
     // As above, only ask for real traffic: a loaded machine writes far less than 200/s.

@@ -64,7 +64,8 @@ class WalLeastPrivilegeIT {
     db.execute("GRANT USAGE ON SCHEMA " + s + " TO " + role);
     db.execute("GRANT SELECT, DELETE ON TABLE " + s + ".outbox_events TO " + role);
     db.execute(
-        "GRANT UPDATE (attempts, retry_after, last_error, processed_at, dead_at, parked)"
+        "GRANT UPDATE (attempts, retry_after, last_error, error_history, processed_at, dead_at,"
+            + " parked)"
             + " ON TABLE "
             + s
             + ".outbox_events TO "

@@ -74,22 +74,44 @@ public final class PostgresCluster implements TestServer, AutoCloseable {
   }
 
   /**
-   * The directory of the binaries: {@value #BIN_VARIABLE}, else {@link #DEFAULT_BIN}.
+   * The directory of the binaries: {@value #BIN_VARIABLE}, else {@link #DEFAULT_BIN}, else the
+   * newest {@code /usr/lib/postgresql/<version>/bin} that has them (Debian's layout).
    *
-   * @throws IllegalStateException naming the variable when it has no {@code initdb}
+   * @throws IllegalStateException naming the variable when none has {@code initdb}
    */
   public static Path binaries() {
     String configured = System.getenv(BIN_VARIABLE);
-    Path bin = configured == null || configured.isBlank() ? DEFAULT_BIN : Path.of(configured);
-    if (!Files.isExecutable(bin.resolve("initdb"))) {
-      throw new IllegalStateException(
-          "no PostgreSQL binaries in "
-              + bin
-              + " (initdb, pg_ctl, pg_basebackup): install them (Debian: postgresql-15) or set "
-              + BIN_VARIABLE
-              + " to their directory");
+    List<Path> candidates = new ArrayList<>();
+    if (configured != null && !configured.isBlank()) {
+      candidates.add(Path.of(configured));
+    } else {
+      candidates.add(DEFAULT_BIN);
+      try (var versions = Files.list(Path.of("/usr/lib/postgresql"))) {
+        versions
+            .map(v -> v.resolve("bin"))
+            .sorted(
+                java.util.Comparator.comparingInt(
+                        (Path b) -> {
+                          String v = b.getParent().getFileName().toString();
+                          return v.matches("\\d+") ? Integer.parseInt(v) : 0;
+                        })
+                    .reversed())
+            .forEach(candidates::add);
+      } catch (IOException e) {
+        // No Debian layout: only the default.
+      }
     }
-    return bin;
+    for (Path bin : candidates) {
+      if (Files.isExecutable(bin.resolve("initdb"))) {
+        return bin;
+      }
+    }
+    throw new IllegalStateException(
+        "no PostgreSQL binaries (initdb, pg_ctl, pg_basebackup) in "
+            + candidates
+            + ": install them (Debian: postgresql) or set "
+            + BIN_VARIABLE
+            + " to their directory");
   }
 
   /**

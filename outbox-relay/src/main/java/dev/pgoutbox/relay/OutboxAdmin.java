@@ -742,8 +742,8 @@ public final class OutboxAdmin {
    * are dead letters; no relay is alive, or a registered relay stopped beating (it crashed); the
    * oldest pending event is older than {@code maxPendingAge}; a transaction has been open longer
    * than {@code maxTransactionAge} (it holds back vacuum of the outbox); or a WAL relay's slot is
-   * lost or has no reader. Aggregates merely backing off are listed, not a problem: the relay tries
-   * them again by itself.
+   * lost, has no reader, or is missing while live WAL relays are registered to read it. Aggregates
+   * merely backing off are listed, not a problem: the relay tries them again by itself.
    *
    * @throws IllegalArgumentException if a threshold is not positive
    */
@@ -760,8 +760,14 @@ public final class OutboxAdmin {
     }
     slotNames.add(WalRelay.defaultName(schema));
     List<WalSlotStats> slots = new ArrayList<>();
+    List<String> missingSlots = new ArrayList<>();
     for (String slotName : slotNames) {
-      walSlot(slotName).ifPresent(slots::add);
+      Optional<WalSlotStats> slot = walSlot(slotName);
+      if (slot.isPresent()) {
+        slots.add(slot.get());
+      } else if (relays.stream().anyMatch(r -> r.alive() && slotName.equals(r.walSlot()))) {
+        missingSlots.add(slotName);
+      }
     }
     List<StoredEvent> heads =
         stats.blockedAggregates() == 0 ? List.of() : blockedAggregateHeads(STATUS_BLOCKED_HEADS);
@@ -819,6 +825,15 @@ public final class OutboxAdmin {
                 + slot.lagBytes()
                 + " bytes behind)");
       }
+    }
+    for (String slotName : missingSlots) {
+      problems.add(
+          "replication slot "
+              + slotName
+              + ", which live WAL relays read, does not exist (dropped by hand or after"
+              + " publication drift, or lost in a fail-over to a standby; or a first start is"
+              + " creating it): the WAL relays publish from the table until every instance is"
+              + " restarted; see docs/wal-relay.md");
     }
     return new OutboxStatus(stats, relays, slots, heads, problems);
   }

@@ -129,6 +129,9 @@ public final class WalRelay implements AutoCloseable {
     String publicationName = b.publicationName != null ? b.publicationName : slotName;
     this.slot =
         new WalSlot(dataSource, schema, slotName, publicationName, log, b.slotCreationTimeout);
+    if (b.failoverSlot) {
+      this.slot.failoverVia(replicationConnections);
+    }
     this.drainerRunner =
         new BatchRunner(
             dataSource,
@@ -480,8 +483,24 @@ public final class WalRelay implements AutoCloseable {
     private boolean createSlot = true;
     private Duration attachRetry = DEFAULT_ATTACH_RETRY_INTERVAL;
     private Duration slotCreationTimeout = DEFAULT_SLOT_CREATION_TIMEOUT;
+    private boolean failoverSlot;
 
     private Builder() {}
+
+    /**
+     * Whether the slot is a failover slot ({@code failover = true}; default false; PostgreSQL 17
+     * and later, else the start fails saying so). A standby with {@code sync_replication_slots =
+     * on}, {@code hot_standby_feedback = on}, a {@code primary_slot_name} and a {@code dbname} in
+     * its {@code primary_conninfo} keeps a copy of the slot; once it is promoted, the relays resume
+     * from that copy instead of falling back to the table. Set the primary's {@code
+     * synchronized_standby_slots} to the standby's physical slot, and see docs/wal-relay.md
+     * (fail-over) for what else the standby must guarantee. A new slot is made one at its creation;
+     * an existing slot at the next start that finds it unread.
+     */
+    public Builder failoverSlot(boolean failoverSlot) {
+      this.failoverSlot = failoverSlot;
+      return this;
+    }
 
     /**
      * The replication slot (default {@code pgoutbox_<schema>}): lowercase letters, digits and

@@ -120,6 +120,37 @@ class WalPublicationDriftIT {
   }
 
   /**
+   * Changed and restored while no relay ran (every instance down, or its connection hung): the
+   * reader that attaches next reads its baseline from the restored publication, and the slot, still
+   * behind the change, skips the events written meanwhile. Before, they stayed pending, unread by
+   * anyone, for good; now the attach sees that the publication's catalog rows are newer than the
+   * slot's catalog_xmin and hands every pending event to the table relay.
+   */
+  @Test
+  void aPublicationChangedAndRestoredWhileNoRelayRanLosesNothingAtTheNextStart() throws Exception {
+    RecordingPublisher publisher = new RecordingPublisher();
+    WalRelay first = start(publisher);
+    Map<String, Integer> written = new HashMap<>(write(3, 1, 1));
+    Eventually.await("streamed", () -> pending() == 0);
+    first.stop(Duration.ofSeconds(10));
+
+    db.execute("alter publication " + publication() + " set (publish = 'update, delete')");
+    written.putAll(write(3, 2, 2)); // the slot skips these
+    db.execute("alter publication " + publication() + " set (publish = 'insert')");
+    written.putAll(write(3, 4, 1)); // streamed, and must not overtake those
+
+    WalRelay again = start(publisher);
+    Eventually.await("the reader attached", again::isReading);
+    Eventually.await("everything delivered", () -> pending() == 0);
+    written.putAll(write(3, 5, 1));
+    Eventually.await("later events too", () -> pending() == 0);
+
+    DeliveryChecker.Verdict verdict = DeliveryChecker.check(written, publisher.deliveredPayloads());
+    assertThat(verdict.lost()).isZero();
+    assertThat(verdict.reordered()).isZero();
+  }
+
+  /**
    * Undone before any check could see it: the events written meanwhile are still skipped by the
    * slot, so the reader tells by the publication's catalog rows, which any change rewrites.
    */

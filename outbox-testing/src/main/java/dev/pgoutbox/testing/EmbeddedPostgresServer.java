@@ -238,6 +238,111 @@ public final class EmbeddedPostgresServer implements AutoCloseable {
         port);
   }
 
+  /**
+   * Clones this running server into a streaming standby, as {@code pg_basebackup} would (the
+   * embedded binaries have none): a physical replication slot {@code <applicationName>_slot} on
+   * this server, the low-level backup API ({@code pg_backup_start}, a copy of the data directory,
+   * {@code pg_backup_stop} and its {@code backup_label}), {@code standby.signal}, and a {@code
+   * primary_conninfo} naming {@code applicationName} and the database {@code postgres} (which slot
+   * synchronization needs). The standby starts on a free port with this server's settings plus
+   * {@code settings} (e.g. {@code hot_standby_feedback}, {@code sync_replication_slots}); its
+   * temporary data directory is deleted by its {@link #close()}. Promote it with {@code SELECT
+   * pg_promote()}.
+   *
+   * @throws UncheckedIOException if the copy or the start fails
+   */
+  public EmbeddedPostgresServer startStandby(String applicationName, Map<String, String> settings) {
+    requireNonNull(applicationName, "applicationName");
+    String physicalSlot = applicationName + "_slot";
+    Path copy;
+    try {
+      copy = Files.createTempDirectory("pgoutbox-standby");
+    } catch (IOException e) {
+      throw new UncheckedIOException("Could not create a temp dir for the standby", e);
+    }
+    try (java.sql.Connection c =
+            java.sql.DriverManager.getConnection(jdbcUrl, new java.util.Properties());
+        java.sql.Statement s = c.createStatement()) {
+      s.execute(
+          "SELECT pg_create_physical_replication_slot('"
+              + physicalSlot
+              + "', true) WHERE NOT EXISTS (SELECT 1 FROM pg_replication_slots"
+              + " WHERE slot_name = '"
+              + physicalSlot
+              + "')");
+      s.execute("SELECT pg_backup_start('pgoutbox-standby', true)");
+      copyDataDirectory(dataDirectory, copy);
+      try (java.sql.ResultSet rs =
+          s.executeQuery("SELECT labelfile, spcmapfile FROM pg_backup_stop(true)")) {
+        rs.next();
+        Files.writeString(copy.resolve("backup_label"), rs.getString(1));
+        String map = rs.getString(2);
+        if (map != null && !map.isEmpty()) {
+          Files.writeString(copy.resolve("tablespace_map"), map);
+        }
+      }
+      Files.writeString(copy.resolve("standby.signal"), "");
+      Files.writeString(
+          copy.resolve("postgresql.auto.conf"),
+          "\nprimary_conninfo = 'host=127.0.0.1 port="
+              + port()
+              + " user=postgres dbname=postgres application_name="
+              + applicationName
+              + "'\nprimary_slot_name = '"
+              + physicalSlot
+              + "'\n",
+          java.nio.file.StandardOpenOption.CREATE,
+          java.nio.file.StandardOpenOption.APPEND);
+    } catch (java.sql.SQLException e) {
+      Files2.deleteRecursively(copy);
+      throw new IllegalStateException("Could not back up the primary for a standby: " + e, e);
+    } catch (IOException e) {
+      Files2.deleteRecursively(copy);
+      throw new UncheckedIOException("Could not copy the primary for a standby", e);
+    }
+    java.util.HashMap<String, String> all = new java.util.HashMap<>(this.settings);
+    all.putAll(requireNonNull(settings, "settings"));
+    return start(copy, true, Map.copyOf(all));
+  }
+
+  /**
+   * Copies a data directory under backup: files as they are (the standby replays the WAL from the
+   * backup's start), without the server's pid and lock files, its WAL and its replication slots.
+   */
+  private static void copyDataDirectory(Path from, Path to) throws IOException {
+    java.util.Set<String> skipped =
+        java.util.Set.of("postmaster.pid", "postmaster.opts", "epg-lock", "backup_label");
+    java.util.Set<String> emptied = java.util.Set.of("pg_wal", "pg_replslot", "pg_stat_tmp");
+    try (var paths = Files.walk(from)) {
+      for (Path path : (Iterable<Path>) paths::iterator) {
+        Path relative = from.relativize(path);
+        if (relative.getNameCount() > 0
+            && (skipped.contains(relative.toString())
+                || (relative.getNameCount() > 1
+                    && emptied.contains(relative.getName(0).toString())
+                    && !relative.toString().equals("pg_wal/archive_status")))) {
+          continue;
+        }
+        Path target = to.resolve(relative.toString());
+        try {
+          if (Files.isDirectory(path)) {
+            Files.createDirectories(target);
+          } else {
+            Files.copy(
+                path,
+                target,
+                java.nio.file.StandardCopyOption.COPY_ATTRIBUTES,
+                java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+          }
+        } catch (java.nio.file.NoSuchFileException e) {
+          // Removed by the running server meanwhile: the WAL replay recreates what matters.
+        }
+      }
+    }
+    Files.setPosixFilePermissions(
+        to, java.nio.file.attribute.PosixFilePermissions.fromString("rwx------"));
+  }
+
   /** Runs {@code action} with the library's own logging off, when logback is the backend. */
   private static void quietLibraryWhile(Runnable action) {
     if (!(LoggerFactory.getLogger("io.zonky") instanceof ch.qos.logback.classic.Logger logger)) {

@@ -31,7 +31,7 @@ public final class TcpProxy implements AutoCloseable {
 
   private static final Pattern HOST_PORT = Pattern.compile("//([^/:?]+):(\\d+)/");
 
-  private final int targetPort;
+  private volatile int targetPort;
   private final Set<Socket> sockets = ConcurrentHashMap.newKeySet();
 
   /** Sockets whose bytes are dropped, from a blackhole on; closed only by {@link #close()}. */
@@ -89,6 +89,14 @@ public final class TcpProxy implements AutoCloseable {
   /** The port clients connect to. */
   public int port() {
     return server.getLocalPort();
+  }
+
+  /**
+   * Sends new connections to {@code 127.0.0.1:port} from now on (a fail-over to another server);
+   * open ones stay with the old target until they end or are {@link #cut()}.
+   */
+  public void retarget(int port) {
+    this.targetPort = port;
   }
 
   /** Whether the path is cut. */

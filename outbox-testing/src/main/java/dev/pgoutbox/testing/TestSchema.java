@@ -67,6 +67,17 @@ public final class TestSchema implements BeforeAllCallback, AfterAllCallback {
     return new TestSchema(true, poolSize, LogicalDecodingDatabase::get);
   }
 
+  /**
+   * A migrated schema, pool of {@code poolSize}, on the server {@code server} gives when the class
+   * starts: one the test class runs itself, with settings of its own (a small {@code
+   * max_slot_wal_keep_size}, a standby). Register that server's extension before this one, so that
+   * it stops after this schema is dropped.
+   */
+  public static TestSchema migratedOn(
+      java.util.function.Supplier<? extends TestServer> server, int poolSize) {
+    return new TestSchema(true, poolSize, server::get);
+  }
+
   /** A schema with the pgoutbox tables in it, and a pool of 10 connections. */
   public static TestSchema migrated() {
     return new TestSchema(true, 10);

@@ -365,7 +365,7 @@ public final class WalReader implements Runnable {
     long before = slot.walInserted();
     WalSlotStats state = slot.read();
     if (state == null) {
-      throw new SlotLostException("replication slot " + slot.slotName() + " was dropped", before);
+      throw new SlotLostException(missingSlot(), before);
     }
     if (state.lost()) {
       throw new SlotLostException(
@@ -382,6 +382,17 @@ public final class WalReader implements Runnable {
       log.warn("Could not read the WAL position ({})", e.toString());
       return Long.MAX_VALUE;
     }
+  }
+
+  /**
+   * Why the slot is missing: an operator or another instance dropped it, or this server is a
+   * promoted standby that never had it (PostgreSQL 16 and older keep no logical slot on a standby).
+   */
+  private String missingSlot() {
+    return "replication slot "
+        + slot.slotName()
+        + " does not exist: it was dropped, or the database failed over to a standby that did not"
+        + " have it";
   }
 
   private void standBy(String why) {
@@ -405,6 +416,16 @@ public final class WalReader implements Runnable {
     inWriteTransaction(
         c -> {
           slot.fence(c, true);
+          int handedOver = slot.parkIfPublicationChanged(c);
+          if (handedOver >= 0) {
+            log.warn(
+                "Publication {} changed since the position of slot {} (its catalog rows are newer"
+                    + " than the slot's catalog_xmin): inserts written meanwhile may be missing"
+                    + " from the slot, so the {} pending event(s) are left to the table relay",
+                slot.publicationName(),
+                slot.slotName(),
+                handedOver);
+          }
           try (Statement s = c.createStatement();
               ResultSet rs = s.executeQuery(parkedAggregatesSql)) {
             while (rs.next()) {

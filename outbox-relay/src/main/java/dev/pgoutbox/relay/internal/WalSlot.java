@@ -2,6 +2,7 @@ package dev.pgoutbox.relay.internal;
 
 import dev.pgoutbox.core.OutboxException;
 import dev.pgoutbox.core.internal.SearchPath;
+import dev.pgoutbox.relay.ListenConnectionFactory;
 import dev.pgoutbox.relay.WalSlotStats;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -27,6 +28,8 @@ public final class WalSlot {
   private final RelayLog log;
   private final Duration creationTimeout;
   private volatile boolean pg15 = true;
+  private volatile int serverVersion;
+  private volatile @Nullable ListenConnectionFactory failoverVia;
 
   /**
    * The slot {@code slotName} and publication {@code publicationName} of the outbox in schema;
@@ -45,6 +48,17 @@ public final class WalSlot {
     this.publicationName = publicationName;
     this.log = log;
     this.creationTimeout = creationTimeout;
+  }
+
+  /**
+   * Creates the slot as a failover slot ({@code failover = true}, PostgreSQL 17 and later), set
+   * through a replication connection from {@code replication} ({@code ALTER_REPLICATION_SLOT}): a
+   * standby with {@code sync_replication_slots = on} keeps a copy, which the relays resume from
+   * once it is promoted. A slot that exists without it gets it at the next start that finds it
+   * unread.
+   */
+  public void failoverVia(ListenConnectionFactory replication) {
+    this.failoverVia = replication;
   }
 
   /** The slot's name. */
@@ -68,9 +82,21 @@ public final class WalSlot {
     try (Connection connection = dataSource.getConnection()) {
       connection.setAutoCommit(true);
       checkWalLevel(connection);
+      if (failoverVia != null && serverVersion < 170000) {
+        throw new OutboxException(
+            "pgoutbox-relay["
+                + log.relayName()
+                + "] - failoverSlot needs PostgreSQL 17 or later (failover slots); this server's"
+                + " server_version_num is "
+                + serverVersion
+                + ": turn failoverSlot off");
+      }
       ensurePublication(connection, create);
       WalSlotStats slot = read(connection);
       if (slot != null) {
+        if (failoverVia != null && !slot.active()) {
+          enableFailover(connection, false);
+        }
         return slot;
       }
       if (!create) {
@@ -169,6 +195,58 @@ public final class WalSlot {
         rs.getString(3));
   }
 
+  /**
+   * Sets {@code failover = true} on the slot unless it has it. On a new slot ({@code created}) a
+   * failure fails the start; on an existing one it is logged and the start goes on.
+   */
+  private void enableFailover(Connection connection, boolean created) throws SQLException {
+    try (PreparedStatement ps = connection.prepareStatement(WalStatements.SLOT_FAILOVER)) {
+      ps.setString(1, slotName);
+      try (ResultSet rs = ps.executeQuery()) {
+        if (rs.next() && rs.getBoolean(1)) {
+          return;
+        }
+      }
+    }
+    ListenConnectionFactory replication = failoverVia;
+    try (Connection stream = replication.open();
+        Statement s = stream.createStatement()) {
+      s.execute("ALTER_REPLICATION_SLOT " + slotName + " (FAILOVER true)");
+      log.info("Replication slot {} is a failover slot (failover = true)", slotName);
+    } catch (SQLException e) {
+      if (created) {
+        // No reader attached yet (the creation lock is held): dropped, so that the next start
+        // creates it again rather than a slot that would not survive a fail-over.
+        String kept = "it was dropped";
+        try (PreparedStatement drop = connection.prepareStatement(WalStatements.DROP_SLOT)) {
+          drop.setString(1, slotName);
+          drop.execute();
+        } catch (SQLException dropFailed) {
+          e.addSuppressed(dropFailed);
+          kept =
+              "it could not be dropped: drop it (SELECT pg_drop_replication_slot('"
+                  + slotName
+                  + "'))";
+        }
+        throw new OutboxException(
+            "pgoutbox-relay["
+                + log.relayName()
+                + "] - could not make the new replication slot "
+                + slotName
+                + " a failover slot ("
+                + e.getMessage()
+                + "); "
+                + kept
+                + ". The relay's role needs REPLICATION; or turn failoverSlot off",
+            e);
+      }
+      log.warn(
+          "Could not make replication slot {} a failover slot ({}); the next start tries again",
+          slotName,
+          e.getMessage());
+    }
+  }
+
   private void checkWalLevel(Connection connection) throws SQLException {
     try (Statement s = connection.createStatement();
         ResultSet rs = s.executeQuery(WalStatements.WAL_LEVEL)) {
@@ -176,7 +254,8 @@ public final class WalSlot {
       String level = rs.getString(1);
       try (ResultSet version = s.executeQuery(WalStatements.SERVER_VERSION_NUM)) {
         version.next();
-        pg15 = version.getInt(1) >= 150000;
+        serverVersion = version.getInt(1);
+        pg15 = serverVersion >= 150000;
       }
       if (!"logical".equals(level)) {
         throw new OutboxException(
@@ -320,6 +399,33 @@ public final class WalSlot {
   }
 
   /**
+   * When the publication may have changed since the slot's restart point ({@link
+   * WalStatements#publicationChangedSinceSlot}), parks every pending row not parked yet, in {@code
+   * connection}'s transaction, and answers how many; else 0 and -1 when it did not change. A reader
+   * that attaches does so before it streams: inserts written while the publication did not publish
+   * them (while no reader streamed, the publication restored since) are not in the slot, and its
+   * baseline, read now, cannot tell; parked, the table relay publishes them before the later events
+   * of their aggregates.
+   */
+  int parkIfPublicationChanged(Connection connection) throws SQLException {
+    boolean changed;
+    try (PreparedStatement ps =
+        connection.prepareStatement(WalStatements.publicationChangedSinceSlot(schema, pg15))) {
+      ps.setString(1, publicationName);
+      ps.setString(2, slotName);
+      try (ResultSet rs = ps.executeQuery()) {
+        changed = rs.next() && rs.getBoolean(1);
+      }
+    }
+    if (!changed) {
+      return -1;
+    }
+    try (Statement s = connection.createStatement()) {
+      return s.executeUpdate(WalStatements.parkBacklog(schema));
+    }
+  }
+
+  /**
    * Creates the slot with the backlog parked, so that no instance can attach to it before: under
    * the creation lock ({@link WalStatements#creationLock}, held by a second session in a
    * transaction that writes nothing, so that it holds up no slot's creation), a temporary
@@ -340,6 +446,9 @@ public final class WalSlot {
           return false; // Made, backlog parked, by another instance while this one waited.
         }
         createAndPark(connection);
+        if (failoverVia != null) {
+          enableFailover(connection, true); // before any reader may attach: under the lock
+        }
         lock.commit();
         committed = true;
         return true;

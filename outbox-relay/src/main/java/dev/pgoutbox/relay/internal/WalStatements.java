@@ -129,6 +129,10 @@ final class WalStatements {
   static final String SLOT_READER_PID =
       "SELECT active_pid FROM pg_replication_slots WHERE slot_name = ?";
 
+  /** Whether the slot is a failover slot (PostgreSQL 17 and later); bind 1: the slot name. */
+  static final String SLOT_FAILOVER =
+      "SELECT failover FROM pg_catalog.pg_replication_slots WHERE slot_name = ?";
+
   /** A temporary slot, gone with its session; bind 1: its name. */
   static final String CREATE_STAGING_SLOT =
       "SELECT pg_catalog.pg_create_logical_replication_slot(?, 'pgoutput', true)";
@@ -223,6 +227,35 @@ final class WalStatements {
                 + " WHERE s.pnpubid = p.oid AND s.pnnspid = o.relnamespace), '')"
             : "")
         + " FROM pg_catalog.pg_publication p WHERE p.pubname = ?";
+  }
+
+  /**
+   * Binds 1: the publication, 2: the slot. Whether the publication's catalog rows for the outbox
+   * table (the publication, its table or schema membership) were last written by a transaction not
+   * older than the slot's {@code catalog_xmin}: every transaction that committed after the slot's
+   * restart point is, so a change the slot may still decode (made while no reader streamed, and
+   * perhaps undone since) answers true; an older one, false. Conservative: a change committed a
+   * little before the slot's confirmed position answers true as well.
+   */
+  static String publicationChangedSinceSlot(String schema, boolean pg15) {
+    String table = "'" + schema.replace("'", "''") + "'";
+    return "WITH o AS (SELECT c.oid, c.relnamespace FROM pg_catalog.pg_class c"
+        + " JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace"
+        + " WHERE n.nspname = "
+        + table
+        + " AND c.relname = 'outbox_events'),"
+        + " p AS (SELECT oid, xmin FROM pg_catalog.pg_publication WHERE pubname = ?),"
+        + " x AS (SELECT p.xmin AS x FROM p"
+        + " UNION ALL SELECT r.xmin FROM pg_catalog.pg_publication_rel r, p, o"
+        + " WHERE r.prpubid = p.oid AND r.prrelid = o.oid"
+        + (pg15
+            ? " UNION ALL SELECT s.xmin FROM pg_catalog.pg_publication_namespace s, p, o"
+                + " WHERE s.pnpubid = p.oid AND s.pnnspid = o.relnamespace"
+            : "")
+        + ")"
+        + " SELECT coalesce(pg_catalog.bool_or(pg_catalog.age(x.x)"
+        + " <= pg_catalog.age(sl.catalog_xmin)), false)"
+        + " FROM x, pg_catalog.pg_replication_slots sl WHERE sl.slot_name = ?";
   }
 
   static final String SERVER_VERSION_NUM =

@@ -64,7 +64,11 @@ import picocli.CommandLine.Spec;
       "With --source wal the relays are WAL relays (WalRelay): one reads the outbox's logical"
           + " replication slot, the others stand by and drain parked events; each relay kill kills"
           + " the reader (its WAL sender ends with it), and the embedded PostgreSQL runs with"
-          + " wal_level=logical."
+          + " wal_level=logical. Each 120 s block then ends with a fault of the slot, in turn:"
+          + " dropped by an operator, the publication not publishing inserts for a second,"
+          + " invalidated by max_slot_wal_keep_size, or the primary killed and its standby"
+          + " promoted; the relays fall back to the table, and all"
+          + " are then restarted together on a new slot (concurrent first starts)."
     })
 public final class ChaosCommand implements Callable<Integer> {
 
@@ -251,21 +255,33 @@ public final class ChaosCommand implements Callable<Integer> {
     PrintWriter log = json ? spec.commandLine().getErr() : out;
     long runSeed = seed != null ? seed : ThreadLocalRandom.current().nextLong(1, 1_000_000);
     // The relay's idle-transaction timeout is publishTimeout + 10 s; the freeze outlasts it.
-    FaultPlan plan = FaultPlan.of(runSeed, seconds, relays, killEvery, relayPublishTimeout + 12);
+    FaultPlan plan =
+        FaultPlan.of(
+            runSeed, seconds, relays, killEvery, relayPublishTimeout + 12, source.equals("wal"));
     Path runDir = Files.createTempDirectory("pgoutbox-chaos");
     Deque<AutoCloseable> resources = new ArrayDeque<>();
     try {
       boolean wal = source.equals("wal");
-      EmbeddedPostgresServer postgres =
+      EmbeddedPostgresServer first =
           EmbeddedPostgresServer.start(runDir.resolve("postgres"), wal ? WAL_SETTINGS : Map.of());
+      PostgresPair postgres = new PostgresPair(first, STANDBY_SETTINGS);
       resources.push(postgres);
-      HikariDataSource dataSource = pool(postgres.jdbcUrl(), writers + 2);
+      // With WAL relays the writers, like the relays, reach the primary through an address that a
+      // standby's promotion moves.
+      String databaseUrl = first.jdbcUrl();
+      if (wal) {
+        TcpProxy writersAddress = postgres.address(TcpProxy.to(first.port()));
+        resources.push(writersAddress);
+        databaseUrl = writersAddress.route(first.jdbcUrl());
+      }
+      HikariDataSource dataSource = pool(databaseUrl, writers + 2);
       resources.push(dataSource);
       OutboxSchema.migrate(dataSource, SCHEMA);
       if (wal) {
         createWalSlot(dataSource);
+        log.println("chaos: " + postgres.addStandby());
       }
-      TcpProxy relayNetwork = TcpProxy.to(postgres.port());
+      TcpProxy relayNetwork = postgres.address(TcpProxy.to(first.port()));
       resources.push(relayNetwork);
       ChaosBroker chaosBroker = startBroker();
       resources.push(chaosBroker);
@@ -498,6 +514,14 @@ public final class ChaosCommand implements Callable<Integer> {
           .put("postgres_crashes", plan.count(Kind.POSTGRES_CRASH))
           .put("network_cuts", plan.count(Kind.NETWORK_CUT))
           .put("network_partitions", plan.count(Kind.NETWORK_PARTITION))
+          .put("slot_drops", wal ? plan.count(Kind.SLOT_DROP) : null)
+          .put("publication_drifts", wal ? plan.count(Kind.PUBLICATION_DRIFT) : null)
+          .put("slot_invalidations", wal ? plan.count(Kind.SLOT_INVALIDATION) : null)
+          .put("standby_promotions", wal ? postgres.promotions() : null)
+          .put("fleet_restarts_on_a_new_slot", wal ? faults.fleetRestarts() : null)
+          .put(
+              "wal_fall_backs_logged",
+              wal ? fleet.linesInLogs(FaultInjector.WAL_FALL_BACK_LINE) : null)
           .put("fault_failures", faults.failures())
           .put("writer_retries", writing.failedAttempts())
           .put("ambiguous_commits", writing.ambiguousCommits())
@@ -675,6 +699,9 @@ public final class ChaosCommand implements Callable<Integer> {
     log.println(
         "chaos: no relay streams the slot after " + READER_START_WAIT + "; starting anyway");
   }
+
+  /** The standby's own settings: it reports the rows it holds back to the primary. */
+  private static final Map<String, String> STANDBY_SETTINGS = Map.of("hot_standby_feedback", "on");
 
   private static Map<String, String> walSettings() {
     Map<String, String> settings = new java.util.HashMap<>(EmbeddedPostgresServer.LOGICAL_DECODING);

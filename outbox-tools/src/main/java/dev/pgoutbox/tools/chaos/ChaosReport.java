@@ -203,6 +203,21 @@ final class ChaosReport {
             + " network cuts, "
             + r.get("network_partitions")
             + " network partitions"
+            + (r.get("slot_drops") == null
+                ? ""
+                : "; WAL slot: "
+                    + r.get("slot_drops")
+                    + " drops, "
+                    + r.get("publication_drifts")
+                    + " publication drifts, "
+                    + r.get("slot_invalidations")
+                    + " invalidations, "
+                    + r.get("standby_promotions")
+                    + " standby promotions, "
+                    + r.get("wal_fall_backs_logged")
+                    + " fall-backs logged, "
+                    + r.get("fleet_restarts_on_a_new_slot")
+                    + " restarts of every relay together on a new slot")
             + (number("fault_failures") > 0 ? ", " + r.get("fault_failures") + " FAILED" : ""));
     if (Boolean.TRUE.equals(r.get("publisher_faults"))) {
       row(

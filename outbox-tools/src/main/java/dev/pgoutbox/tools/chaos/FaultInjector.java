@@ -1,6 +1,5 @@
 package dev.pgoutbox.tools.chaos;
 
-import dev.pgoutbox.testing.EmbeddedPostgresServer;
 import dev.pgoutbox.testing.TcpProxy;
 import dev.pgoutbox.tools.chaos.FaultPlan.Fault;
 import java.io.PrintWriter;
@@ -8,6 +7,7 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Comparator;
@@ -41,15 +41,17 @@ final class FaultInjector {
   private final FaultPlan plan;
   private final RelayFleet relays;
   private final ChaosBroker broker;
-  private final EmbeddedPostgresServer postgres;
+  private final PostgresPair postgres;
   private final TcpProxy relayNetwork;
   private final PrintWriter log;
   private final DataSource database;
   private final AtomicInteger failures = new AtomicInteger();
   private final AtomicInteger frozenInTransaction = new AtomicInteger();
   private final AtomicInteger readerKills = new AtomicInteger();
+  private final AtomicInteger fleetRestarts = new AtomicInteger();
   private final @Nullable String walSlot;
   private final Map<Fault, Integer> killed = new ConcurrentHashMap<>();
+  private final Map<Fault, Long> fallBacksBefore = new ConcurrentHashMap<>();
   private final Set<Integer> frozen = ConcurrentHashMap.newKeySet();
   private Thread thread;
 
@@ -57,7 +59,7 @@ final class FaultInjector {
       FaultPlan plan,
       RelayFleet relays,
       ChaosBroker broker,
-      EmbeddedPostgresServer postgres,
+      PostgresPair postgres,
       TcpProxy relayNetwork,
       DataSource database,
       @Nullable String walSlot,
@@ -165,6 +167,155 @@ final class FaultInjector {
     }
   }
 
+  /** How long a slot fault may take to drop or invalidate the slot. */
+  static final Duration SLOT_FAULT_WAIT = Duration.ofSeconds(60);
+
+  /** As an operator: ends the WAL sender streaming the slot, then drops it, until it is gone. */
+  private String dropSlot() throws SQLException {
+    int tries = dropSlotUntilGone();
+    return "WAL slot " + walSlot + " dropped by an operator (" + tries + " attempt(s))";
+  }
+
+  /**
+   * Terminates the slot's WAL sender and drops the slot, again until it is gone (a standby relay
+   * may attach in between); the number of attempts.
+   */
+  private int dropSlotUntilGone() throws SQLException {
+    long deadline = System.nanoTime() + SLOT_FAULT_WAIT.toNanos();
+    int tries = 0;
+    while (true) {
+      tries++;
+      try (Connection connection = database.getConnection();
+          PreparedStatement terminate =
+              connection.prepareStatement(
+                  "select pg_terminate_backend(active_pid) from pg_replication_slots"
+                      + " where slot_name = ? and active_pid is not null");
+          PreparedStatement drop =
+              connection.prepareStatement(
+                  "select pg_drop_replication_slot(slot_name) from pg_replication_slots"
+                      + " where slot_name = ? and not active");
+          PreparedStatement left =
+              connection.prepareStatement(
+                  "select count(*) from pg_replication_slots where slot_name = ?")) {
+        terminate.setString(1, walSlot);
+        terminate.execute();
+        drop.setString(1, walSlot);
+        try {
+          drop.execute();
+        } catch (SQLException e) {
+          // A reader attached in between: terminate it again.
+        }
+        left.setString(1, walSlot);
+        try (ResultSet rs = left.executeQuery()) {
+          rs.next();
+          if (rs.getLong(1) == 0) {
+            return tries;
+          }
+        }
+      }
+      if (System.nanoTime() - deadline > 0) {
+        throw new IllegalStateException(
+            "slot " + walSlot + " still there after " + tries + " attempts to drop it");
+      }
+      LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(50));
+    }
+  }
+
+  /**
+   * Makes the publication skip inserts for a second while the writers write, then restores it: the
+   * slot never streams the events of that second, whatever is done to the publication later.
+   */
+  private String driftPublication() throws SQLException {
+    try (Connection connection = database.getConnection();
+        Statement statement = connection.createStatement()) {
+      statement.execute("ALTER PUBLICATION " + walSlot + " SET (publish = 'update, delete')");
+      LockSupport.parkNanos(TimeUnit.SECONDS.toNanos(1));
+      statement.execute("ALTER PUBLICATION " + walSlot + " SET (publish = 'insert')");
+    }
+    return "publication " + walSlot + " published no inserts for 1 s, then inserts again";
+  }
+
+  /**
+   * Lets the slot keep no WAL ({@code max_slot_wal_keep_size} below a segment), then switches
+   * segments and checkpoints until PostgreSQL invalidates it, and puts the setting back.
+   */
+  private String invalidateSlot() throws SQLException {
+    int checkpoints = 0;
+    try (Connection connection = database.getConnection();
+        Statement statement = connection.createStatement()) {
+      statement.execute("ALTER SYSTEM SET max_slot_wal_keep_size = '1MB'");
+      statement.execute("SELECT pg_reload_conf()");
+      try {
+        long deadline = System.nanoTime() + SLOT_FAULT_WAIT.toNanos();
+        while (true) {
+          try (ResultSet rs =
+              statement.executeQuery(
+                  "select wal_status from pg_replication_slots where slot_name = '"
+                      + walSlot
+                      + "'")) {
+            if (!rs.next() || "lost".equals(rs.getString(1))) {
+              break;
+            }
+          }
+          if (System.nanoTime() - deadline > 0) {
+            throw new IllegalStateException(
+                "slot " + walSlot + " not invalidated after " + checkpoints + " checkpoints");
+          }
+          statement.execute(
+              "select pg_logical_emit_message(false, 'pgoutbox-chaos', repeat('x', 1000))");
+          statement.execute("select pg_switch_wal()");
+          statement.execute("checkpoint");
+          checkpoints++;
+        }
+      } finally {
+        statement.execute("ALTER SYSTEM RESET max_slot_wal_keep_size");
+        statement.execute("SELECT pg_reload_conf()");
+      }
+    }
+    return "WAL slot "
+        + walSlot
+        + " invalidated (wal_status = lost) after "
+        + checkpoints
+        + " segment switch(es) and checkpoint(s)";
+  }
+
+  /**
+   * Returns to WAL mode as docs/wal-relay.md tells an operator: every relay stopped (killed), the
+   * slot dropped if it is left, and every relay started at once, so that they race to create the
+   * new slot and park the backlog.
+   */
+  private String restartFleetOnANewSlot(long fallBacksBeforeTheFault) throws Exception {
+    // As an operator would, on the alert: once a relay said it fell back (at most FALL_BACK_WAIT).
+    long deadline = System.nanoTime() + FALL_BACK_WAIT.toNanos();
+    long fellBack = relays.linesInLogs(WAL_FALL_BACK_LINE) - fallBacksBeforeTheFault;
+    while (fellBack == 0 && System.nanoTime() - deadline < 0) {
+      LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(500)); // reads the relays' logs
+      fellBack = relays.linesInLogs(WAL_FALL_BACK_LINE) - fallBacksBeforeTheFault;
+    }
+    relays.killAll();
+    dropSlotUntilGone();
+    relays.startAll();
+    fleetRestarts.incrementAndGet();
+    return "every relay killed ("
+        + fellBack
+        + " fall-back(s) logged since the fault), slot "
+        + walSlot
+        + " dropped, "
+        + relays.size()
+        + " relays started together on a new slot";
+  }
+
+  /** How long the fleet's restart after a slot fault waits for a relay to say it fell back. */
+  static final Duration FALL_BACK_WAIT = Duration.ofSeconds(20);
+
+  /** What a WAL relay logs when it falls back to the table. */
+  static final String WAL_FALL_BACK_LINE = "WAL RELAY FALLING BACK TO THE TABLE RELAY";
+
+  /** Restarts of the whole fleet on a new slot, after slot faults. */
+  int fleetRestarts() {
+    return fleetRestarts.get();
+  }
+
   /** Steps that failed (logged): the run's faults were then not all as planned. */
   int failures() {
     return failures.get();
@@ -235,10 +386,10 @@ final class FaultInjector {
             }
             case POSTGRES_CRASH -> {
               if (step.undo()) {
-                postgres.restart();
+                postgres.primary().restart();
                 yield "PostgreSQL restarted (crash recovery done)";
               }
-              postgres.crash();
+              postgres.primary().crash();
               yield "PostgreSQL killed";
             }
             case NETWORK_CUT -> {
@@ -248,6 +399,22 @@ final class FaultInjector {
               }
               relayNetwork.cut();
               yield "relays' network to PostgreSQL cut";
+            }
+            case SLOT_DROP, PUBLICATION_DRIFT, SLOT_INVALIDATION, STANDBY_PROMOTION -> {
+              if (step.undo()) {
+                String standby =
+                    fault.kind() == FaultPlan.Kind.STANDBY_PROMOTION
+                        ? "new standby " + postgres.addStandby() + "; "
+                        : "";
+                yield standby + restartFleetOnANewSlot(fallBacksBefore.getOrDefault(fault, 0L));
+              }
+              fallBacksBefore.put(fault, relays.linesInLogs(WAL_FALL_BACK_LINE));
+              yield switch (fault.kind()) {
+                case SLOT_DROP -> dropSlot();
+                case PUBLICATION_DRIFT -> driftPublication();
+                case STANDBY_PROMOTION -> postgres.promote();
+                default -> invalidateSlot();
+              };
             }
             case NETWORK_PARTITION -> {
               if (step.undo()) {

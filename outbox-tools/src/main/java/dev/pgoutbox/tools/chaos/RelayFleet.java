@@ -114,6 +114,18 @@ final class RelayFleet implements AutoCloseable {
     }
   }
 
+  /**
+   * Kills every relay with SIGKILL and waits until they are gone, to start them all again (not
+   * counted in {@link #kills()}: an operator's restart, not a fault).
+   */
+  synchronized void killAll() throws InterruptedException {
+    for (Process process : processes) {
+      if (process != null && process.isAlive()) {
+        process.destroyForcibly().waitFor(30, TimeUnit.SECONDS);
+      }
+    }
+  }
+
   /** Freezes relay {@code index} with SIGSTOP: it holds its connections and does nothing. */
   synchronized void freeze(int index) {
     signal(index, "STOP");
@@ -130,6 +142,23 @@ final class RelayFleet implements AutoCloseable {
       throw new IllegalStateException(name(index) + " is not running");
     }
     Signals.send(signal, List.of(process.pid()));
+  }
+
+  /** Lines of every relay's log that contain {@code text}. */
+  long linesInLogs(String text) {
+    long found = 0;
+    for (int i = 0; i < processes.length; i++) {
+      Path file = logDir.resolve(name(i) + ".log");
+      if (!Files.exists(file)) {
+        continue;
+      }
+      try (var lines = Files.lines(file)) {
+        found += lines.filter(l -> l.contains(text)).count();
+      } catch (IOException | UncheckedIOException e) {
+        // A log being written: counted at the next look.
+      }
+    }
+    return found;
   }
 
   /** Relays killed with SIGKILL so far. */

@@ -24,8 +24,9 @@ import picocli.CommandLine;
  * NATS under RELEASE_AGGREGATE (successors go on; a retried dead letter may arrive late). Nothing
  * asserted depends on throughput, only on there having been real traffic. The full run's figures
  * are in the README ("Reliability"). The WAL relays' run is shorter (20 s: relay kills that each
- * kill the slot's reader, a broker outage, a PostgreSQL crash, a network cut and a partition; no
- * freeze).
+ * kill the slot's reader, a broker outage, a PostgreSQL crash, a network cut and a partition, then
+ * the primary killed and its standby promoted (made synchronous and caught up first): the relays
+ * find no slot on it, fall back to the table and are restarted together on a new slot; no freeze).
  */
 class ChaosCommandIT {
 
@@ -168,7 +169,9 @@ class ChaosCommandIT {
         .contains("PostgreSQL killed")
         .contains("PostgreSQL restarted")
         .contains("relays' network to PostgreSQL cut")
-        .contains("broker back");
+        .contains("broker back")
+        .contains("the standby promoted")
+        .contains("relays started together on a new slot");
     JsonNode result = run.result();
     // As above, only ask for real traffic: a loaded machine writes far less than 200/s.
     assertPassedWithNothingLostOrReordered(result, "wal", 100);
@@ -178,7 +181,15 @@ class ChaosCommandIT {
     assertThat(result.get("dead_letters_injected").asLong())
         .as("failures are parked and dead-lettered by the table relay as injected, no others")
         .isEqualTo(result.get("dead_letters").asLong());
-    assertThat(result.get("relay_kills").asInt()).isEqualTo(4);
+    assertThat(result.get("relay_kills").asInt())
+        .as("kills at 4, 8 and 12 s; none near the standby's promotion at 18 s")
+        .isEqualTo(3);
+    assertThat(result.get("standby_promotions").asInt()).isEqualTo(1);
+    // Whether a relay logged its fall-back before the fleet's restart depends on timing: the
+    // partition just before hangs their connections for up to their 10 s socket timeout.
+    // WalFailoverIT and WalSlotLossIT check the fall-back itself.
+    assertThat(result.get("wal_fall_backs_logged").asInt()).isNotNegative();
+    assertThat(result.get("fleet_restarts_on_a_new_slot").asInt()).isEqualTo(1);
     assertThat(result.get("reader_kills").asInt())
         .as("the relay streaming the slot was killed, its WAL sender with it")
         .isPositive();

@@ -81,4 +81,47 @@ class FaultPlanTest {
   void aSingleRelayIsNeverFrozen() {
     assertThat(FaultPlan.of(1, 120, 1, 5, 45).count(Kind.RELAY_FREEZE)).isZero();
   }
+
+  @Test
+  void withWalRelaysEachBlockEndsWithOneFaultOfTheSlotInTurn() {
+    FaultPlan plan = FaultPlan.of(9, 600, 3, 5, 42, true);
+    List<Kind> slotFaults =
+        plan.faults().stream().map(Fault::kind).filter(FaultPlan::isSlotFault).toList();
+    assertThat(slotFaults)
+        .containsExactly(
+            Kind.PUBLICATION_DRIFT,
+            Kind.SLOT_INVALIDATION,
+            Kind.STANDBY_PROMOTION,
+            Kind.SLOT_DROP,
+            Kind.PUBLICATION_DRIFT);
+    assertThat(FaultPlan.of(9, 600, 3, 5, 42, false).faults())
+        .noneMatch(f -> FaultPlan.isSlotFault(f.kind()));
+    assertThat(FaultPlan.of(11, 20, 2, 4, 13, true).count(Kind.STANDBY_PROMOTION)).isEqualTo(1);
+  }
+
+  @Test
+  void noRelayIsKilledNearAFaultOfTheSlot() {
+    for (long seed = 0; seed < 20; seed++) {
+      FaultPlan plan = FaultPlan.of(seed, 600, 3, 2, 42, true);
+      for (Fault slot : plan.faults()) {
+        if (!FaultPlan.isSlotFault(slot.kind())) {
+          continue;
+        }
+        assertThat(plan.faults())
+            .filteredOn(f -> f.kind() == Kind.RELAY_KILL)
+            .noneMatch(kill -> kill.end() >= slot.at() - 1 && kill.at() <= slot.end() + 1);
+      }
+    }
+  }
+
+  @Test
+  void theFaultsOfTheSlotDoNotOverlapTheOutages() {
+    List<Fault> big =
+        FaultPlan.of(1, 600, 3, 5, 42, true).faults().stream()
+            .filter(f -> f.kind() != Kind.RELAY_KILL && f.kind() != Kind.RELAY_FREEZE)
+            .toList();
+    for (int i = 1; i < big.size(); i++) {
+      assertThat(big.get(i).at()).isGreaterThanOrEqualTo(big.get(i - 1).end());
+    }
+  }
 }

@@ -1,0 +1,220 @@
+package dev.pgoutbox.relay;
+
+import static dev.pgoutbox.relay.testing.EventRows.event;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.pgoutbox.core.Outbox;
+import dev.pgoutbox.core.OutboxEvent;
+import dev.pgoutbox.core.OutboxException;
+import dev.pgoutbox.relay.testing.RecordingPublisher;
+import dev.pgoutbox.relay.testing.TestWalRelays;
+import dev.pgoutbox.testing.DeliveryChecker;
+import dev.pgoutbox.testing.Eventually;
+import dev.pgoutbox.testing.PostgresCluster;
+import dev.pgoutbox.testing.TcpProxy;
+import dev.pgoutbox.testing.TestSchema;
+import dev.pgoutbox.testing.TestServer;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.locks.LockSupport;
+import org.junit.jupiter.api.Order;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.AfterAllCallback;
+import org.junit.jupiter.api.extension.BeforeAllCallback;
+import org.junit.jupiter.api.extension.ExtensionContext;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * A fail-over to a real streaming standby while events flow: a PostgreSQL 15 primary ({@code
+ * wal_level = logical}, the machine's binaries, {@link PostgresCluster}) with a synchronous standby
+ * cloned by {@code pg_basebackup -R}; the relay and the writers reach the database through a {@link
+ * TcpProxy}, which the test points at the standby once it is promoted (as a virtual IP or a DNS
+ * name would move). PostgreSQL 15 keeps no logical slot on a standby, so the new primary has none:
+ * the relay notices, falls back to the table, which the standby replicated whole, and delivers
+ * every event, each aggregate in order.
+ */
+class WalFailoverIT {
+
+  private static final Logger LOG = LoggerFactory.getLogger(WalFailoverIT.class);
+
+  @RegisterExtension
+  @Order(1)
+  static final Clusters clusters = new Clusters();
+
+  @RegisterExtension
+  @Order(2)
+  static final TestSchema db = TestSchema.migratedOn(() -> clusters, 8);
+
+  @Test
+  void onPostgres15APromotedStandbyHasNoSlotAndTheRelayDeliversEverythingFromTheTable()
+      throws Exception {
+    RecordingPublisher publisher = new RecordingPublisher();
+    List<String> fallBacks = new CopyOnWriteArrayList<>();
+    WalRelay relay =
+        TestWalRelays.builder(db, "failover", publisher)
+            .config(
+                RelayConfig.builder()
+                    .batchSize(100)
+                    .pollInterval(Duration.ofMillis(50))
+                    .errorBackoffMax(Duration.ofMillis(500))
+                    .build())
+            .listener(
+                new RelayListener() {
+                  @Override
+                  public void onWalFallBack(String slotName, String reason) {
+                    fallBacks.add(reason);
+                  }
+                })
+            .build();
+    WalRelay tooOld =
+        TestWalRelays.builder(db, "failover_slot", new RecordingPublisher())
+            .failoverSlot(true)
+            .build();
+    assertThatThrownBy(tooOld::start)
+        .isInstanceOf(OutboxException.class)
+        .hasMessageContaining("failoverSlot needs PostgreSQL 17 or later");
+    assertThat(db.queryLong("select count(*) from pg_replication_slots"))
+        .as("no slot created")
+        .isZero();
+    Writer writer = new Writer();
+    try {
+      relay.start();
+      Eventually.await("the reader attached", relay::isReading);
+      writer.thread.start();
+      Eventually.await(
+          "events flow through the slot",
+          Duration.ofSeconds(60),
+          () -> publisher.delivered().size() >= 50 && writer.rounds.get() >= 20);
+
+      clusters.primary.crash();
+      clusters.standby.promote();
+      clusters.proxy.retarget(clusters.standby.port());
+      clusters.proxy.cut(); // what still pointed at the old primary goes
+      clusters.proxy.restore();
+      int atPromotion = writer.rounds.get();
+      Eventually.await(
+          "writers write to the new primary",
+          Duration.ofSeconds(60),
+          () -> writer.rounds.get() >= atPromotion + 20);
+
+      Eventually.await("the relay fell back", Duration.ofSeconds(60), relay::hasFallenBack);
+      assertThat(fallBacks).anyMatch(r -> r.contains("failover") && r.contains("does not exist"));
+      assertThat(clusters.standby.query("select count(*) from pg_replication_slots"))
+          .as("PostgreSQL 15 and 16 keep no logical slot on a standby, later ones no plain one")
+          .isEqualTo("0");
+      int afterFallBack = writer.rounds.get();
+      Eventually.await(
+          "events flow after the fall-back",
+          Duration.ofSeconds(60),
+          () -> writer.rounds.get() >= afterFallBack + 20);
+    } finally {
+      writer.stop();
+    }
+    Eventually.await(
+        "everything delivered from the table",
+        Duration.ofSeconds(60),
+        () -> db.queryLong("select count(*) from outbox_events where processed_at is null") == 0);
+    relay.stop(Duration.ofSeconds(10));
+
+    DeliveryChecker.Verdict verdict =
+        DeliveryChecker.check(writer.written, publisher.deliveredPayloads());
+    LOG.info(
+        "fail-over: {} written transactions ({} failed and retried), {}",
+        writer.rounds.get(),
+        writer.failures.get(),
+        verdict);
+    assertThat(writer.failures.get()).as("the crash reached the writers").isPositive();
+    assertThat(verdict.lost()).isZero();
+    assertThat(verdict.reordered()).isZero();
+  }
+
+  /**
+   * Writes one transaction after another, each one event for every aggregate with the next seq; a
+   * transaction that fails (the primary is gone) is written again with the same seqs, so a commit
+   * whose answer was lost shows as a duplicate, never as a gap. Paced so the checker's figures stay
+   * small.
+   */
+  private static final class Writer {
+    private static final int AGGREGATES = 5;
+    final Map<String, Integer> written = new ConcurrentHashMap<>();
+    final AtomicInteger rounds = new AtomicInteger();
+    final AtomicInteger failures = new AtomicInteger();
+    private volatile boolean stopped;
+    final Thread thread = Thread.ofPlatform().name("failover-writer").unstarted(this::write);
+
+    private void write() {
+      Outbox outbox = Outbox.builder().schema(db.schema()).build();
+      int seq = 1;
+      while (!stopped) {
+        List<OutboxEvent> events = new ArrayList<>();
+        for (int a = 0; a < AGGREGATES; a++) {
+          events.add(event("agg-" + a, seq));
+        }
+        try {
+          db.dsl().transaction(tx -> outbox.appendAll(tx.dsl(), events));
+        } catch (RuntimeException e) {
+          failures.incrementAndGet();
+          LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(100)); // pace the retries
+          continue;
+        }
+        for (int a = 0; a < AGGREGATES; a++) {
+          written.put("agg-" + a, seq);
+        }
+        seq++;
+        rounds.incrementAndGet();
+        LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(10)); // pace: about 100 per second
+      }
+    }
+
+    void stop() throws InterruptedException {
+      stopped = true;
+      if (thread.isAlive()) {
+        thread.join(TimeUnit.SECONDS.toMillis(60));
+      }
+    }
+  }
+
+  /**
+   * A PostgreSQL 15 primary with a synchronous streaming standby, and the proxy the tests connect
+   * through (to the primary until the test moves it).
+   */
+  static final class Clusters implements BeforeAllCallback, AfterAllCallback, TestServer {
+    volatile PostgresCluster primary;
+    volatile PostgresCluster standby;
+    volatile TcpProxy proxy;
+
+    @Override
+    public void beforeAll(ExtensionContext context) {
+      primary = PostgresCluster.startPrimary(Map.of("wal_level", "logical"));
+      standby = primary.startStandby("standby1", true);
+      proxy = TcpProxy.to(primary.port());
+    }
+
+    @Override
+    public void afterAll(ExtensionContext context) {
+      if (proxy != null) {
+        proxy.close();
+      }
+      if (standby != null) {
+        standby.close();
+      }
+      if (primary != null) {
+        primary.close();
+      }
+    }
+
+    @Override
+    public String jdbcUrl() {
+      return proxy.route(primary.jdbcUrl());
+    }
+  }
+}

@@ -1,10 +1,7 @@
 package dev.pgoutbox.relay;
 
-import static dev.pgoutbox.relay.testing.EventRows.event;
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.pgoutbox.core.Outbox;
-import dev.pgoutbox.core.OutboxEvent;
 import dev.pgoutbox.relay.testing.RecordingPublisher;
 import dev.pgoutbox.relay.testing.TestWalRelays;
 import dev.pgoutbox.testing.DeliveryChecker;
@@ -14,15 +11,10 @@ import dev.pgoutbox.testing.TcpProxy;
 import dev.pgoutbox.testing.TestSchema;
 import dev.pgoutbox.testing.TestServer;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.locks.LockSupport;
 import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.AfterAllCallback;
@@ -68,15 +60,9 @@ class WalFailoverSlotIT {
                     .pollInterval(Duration.ofMillis(50))
                     .errorBackoffMax(Duration.ofMillis(500))
                     .build())
-            .listener(
-                new RelayListener() {
-                  @Override
-                  public void onWalFallBack(String slotName, String reason) {
-                    fallBacks.add(reason);
-                  }
-                })
+            .listener(WalTestSupport.fallBacksInto(fallBacks))
             .build();
-    Writer writer = new Writer();
+    FailoverWriter writer = new FailoverWriter(db);
     try {
       relay.start();
       Eventually.await("the reader attached", relay::isReading);
@@ -163,52 +149,6 @@ class WalFailoverSlotIT {
       return rs.next() ? rs.getString(1) : null;
     } catch (java.sql.SQLException e) {
       throw new IllegalStateException(sql + " failed: " + e.getMessage(), e);
-    }
-  }
-
-  /**
-   * Writes one transaction after another, each one event for every aggregate with the next seq; a
-   * transaction that fails (the primary is gone) is written again with the same seqs, so a commit
-   * whose answer was lost shows as a duplicate, never as a gap. Paced so the checker's figures stay
-   * small.
-   */
-  private static final class Writer {
-    private static final int AGGREGATES = 5;
-    final Map<String, Integer> written = new ConcurrentHashMap<>();
-    final AtomicInteger rounds = new AtomicInteger();
-    final AtomicInteger failures = new AtomicInteger();
-    private volatile boolean stopped;
-    final Thread thread = Thread.ofPlatform().name("failover-writer").unstarted(this::write);
-
-    private void write() {
-      Outbox outbox = Outbox.builder().schema(db.schema()).build();
-      int seq = 1;
-      while (!stopped) {
-        List<OutboxEvent> events = new ArrayList<>();
-        for (int a = 0; a < AGGREGATES; a++) {
-          events.add(event("agg-" + a, seq));
-        }
-        try {
-          db.dsl().transaction(tx -> outbox.appendAll(tx.dsl(), events));
-        } catch (RuntimeException e) {
-          failures.incrementAndGet();
-          LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(100)); // pace the retries
-          continue;
-        }
-        for (int a = 0; a < AGGREGATES; a++) {
-          written.put("agg-" + a, seq);
-        }
-        seq++;
-        rounds.incrementAndGet();
-        LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(10)); // pace: about 100 per second
-      }
-    }
-
-    void stop() throws InterruptedException {
-      stopped = true;
-      if (thread.isAlive()) {
-        thread.join(TimeUnit.SECONDS.toMillis(60));
-      }
     }
   }
 

@@ -51,16 +51,7 @@ class WalFailoverIT {
       throws Exception {
     RecordingPublisher publisher = new RecordingPublisher();
     List<String> fallBacks = new CopyOnWriteArrayList<>();
-    WalRelay relay =
-        TestWalRelays.builder(db, "failover", publisher)
-            .config(
-                RelayConfig.builder()
-                    .batchSize(100)
-                    .pollInterval(Duration.ofMillis(50))
-                    .errorBackoffMax(Duration.ofMillis(500))
-                    .build())
-            .listener(WalTestSupport.fallBacksInto(fallBacks))
-            .build();
+    WalRelay relay = FailoverWriter.relay(db, publisher, fallBacks).build();
     WalRelay tooOld =
         TestWalRelays.builder(db, "failover_slot", new RecordingPublisher())
             .failoverSlot(true)
@@ -108,16 +99,10 @@ class WalFailoverIT {
     Eventually.await(
         "everything delivered from the table",
         Duration.ofSeconds(60),
-        () -> db.queryLong("select count(*) from outbox_events where processed_at is null") == 0);
+        () -> WalTestSupport.pending(db) == 0);
     relay.stop(Duration.ofSeconds(10));
 
-    DeliveryChecker.Verdict verdict =
-        DeliveryChecker.check(writer.written, publisher.deliveredPayloads());
-    LOG.info(
-        "fail-over: {} written transactions ({} failed and retried), {}",
-        writer.rounds.get(),
-        writer.failures.get(),
-        verdict);
+    DeliveryChecker.Verdict verdict = writer.check(publisher, LOG, "fail-over");
     assertThat(writer.failures.get()).as("the crash reached the writers").isPositive();
     assertThat(verdict.lost()).isZero();
     assertThat(verdict.reordered()).isZero();
@@ -140,16 +125,8 @@ class WalFailoverIT {
     }
 
     @Override
-    public void afterAll(ExtensionContext context) {
-      if (proxy != null) {
-        proxy.close();
-      }
-      if (standby != null) {
-        standby.close();
-      }
-      if (primary != null) {
-        primary.close();
-      }
+    public void afterAll(ExtensionContext context) throws Exception {
+      FailoverWriter.closeAll(proxy, standby, primary);
     }
 
     @Override

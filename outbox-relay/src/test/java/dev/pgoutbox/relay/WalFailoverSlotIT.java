@@ -3,7 +3,6 @@ package dev.pgoutbox.relay;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.pgoutbox.relay.testing.RecordingPublisher;
-import dev.pgoutbox.relay.testing.TestWalRelays;
 import dev.pgoutbox.testing.DeliveryChecker;
 import dev.pgoutbox.testing.EmbeddedPostgresServer;
 import dev.pgoutbox.testing.Eventually;
@@ -51,17 +50,7 @@ class WalFailoverSlotIT {
       throws Exception {
     RecordingPublisher publisher = new RecordingPublisher();
     List<String> fallBacks = new CopyOnWriteArrayList<>();
-    WalRelay relay =
-        TestWalRelays.builder(db, "failover", publisher)
-            .failoverSlot(true)
-            .config(
-                RelayConfig.builder()
-                    .batchSize(100)
-                    .pollInterval(Duration.ofMillis(50))
-                    .errorBackoffMax(Duration.ofMillis(500))
-                    .build())
-            .listener(WalTestSupport.fallBacksInto(fallBacks))
-            .build();
+    WalRelay relay = FailoverWriter.relay(db, publisher, fallBacks).failoverSlot(true).build();
     FailoverWriter writer = new FailoverWriter(db);
     try {
       relay.start();
@@ -123,20 +112,13 @@ class WalFailoverSlotIT {
       writer.stop();
     }
     Eventually.await(
-        "everything delivered",
-        Duration.ofSeconds(60),
-        () -> db.queryLong("select count(*) from outbox_events where processed_at is null") == 0);
+        "everything delivered", Duration.ofSeconds(60), () -> WalTestSupport.pending(db) == 0);
     assertThat(relay.hasFallenBack()).as("resumed in WAL mode").isFalse();
     assertThat(fallBacks).isEmpty();
     relay.stop(Duration.ofSeconds(10));
 
     DeliveryChecker.Verdict verdict =
-        DeliveryChecker.check(writer.written, publisher.deliveredPayloads());
-    LOG.info(
-        "fail-over with a failover slot: {} written transactions ({} failed and retried), {}",
-        writer.rounds.get(),
-        writer.failures.get(),
-        verdict);
+        writer.check(publisher, LOG, "fail-over with a failover slot");
     assertThat(verdict.lost()).isZero();
     assertThat(verdict.reordered()).isZero();
   }
@@ -196,16 +178,8 @@ class WalFailoverSlotIT {
     }
 
     @Override
-    public void afterAll(ExtensionContext context) {
-      if (proxy != null) {
-        proxy.close();
-      }
-      if (standby != null) {
-        standby.close();
-      }
-      if (primary != null) {
-        primary.close();
-      }
+    public void afterAll(ExtensionContext context) throws Exception {
+      FailoverWriter.closeAll(proxy, standby, primary);
     }
 
     @Override

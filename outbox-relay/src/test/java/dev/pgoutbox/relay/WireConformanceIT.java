@@ -412,12 +412,12 @@ class WireConformanceIT {
   }
 
   /**
-   * Publishes the table through the webhook publisher to a real HTTP server, checks the signature
-   * with the Standard Webhooks library and pgoutbox's own headers with an independent RFC 8187
-   * decoder and with {@link WebhookHeaders}, then {@code check}.
+   * A started HTTP server that answers 204 to each request to {@code /events} and puts it (its
+   * headers, as sent, and body) into {@code got} under {@code keyOf} of it.
    */
-  private void webhookRoundTrip(CloudEvents cloudEvents, WebhookCheck check) throws Exception {
-    Map<String, Request> got = new ConcurrentHashMap<>();
+  private static HttpServer startReceiver(
+      Map<String, Request> got, java.util.function.Function<Request, String> keyOf)
+      throws java.io.IOException {
     HttpServer server =
         HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 0);
     server.createContext(
@@ -426,13 +426,23 @@ class WireConformanceIT {
           byte[] body = exchange.getRequestBody().readAllBytes();
           Map<String, List<String>> headers = new HashMap<>();
           exchange.getRequestHeaders().forEach((k, v) -> headers.put(k, List.copyOf(v)));
-          got.put(
-              first(new Request(headers, body), WebhookEventIds.HEADER),
-              new Request(headers, body));
+          Request request = new Request(headers, body);
+          got.put(keyOf.apply(request), request);
           exchange.sendResponseHeaders(204, -1);
           exchange.close();
         });
     server.start();
+    return server;
+  }
+
+  /**
+   * Publishes the table through the webhook publisher to a real HTTP server, checks the signature
+   * with the Standard Webhooks library and pgoutbox's own headers with an independent RFC 8187
+   * decoder and with {@link WebhookHeaders}, then {@code check}.
+   */
+  private void webhookRoundTrip(CloudEvents cloudEvents, WebhookCheck check) throws Exception {
+    Map<String, Request> got = new ConcurrentHashMap<>();
+    HttpServer server = startReceiver(got, r -> first(r, WebhookEventIds.HEADER));
     List<OutboxMessage> sent;
     try {
       WebhookPublisher.Builder builder =
@@ -590,19 +600,7 @@ class WireConformanceIT {
     }
 
     Map<String, Request> got = new ConcurrentHashMap<>();
-    HttpServer server =
-        HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 0);
-    server.createContext(
-        "/events",
-        exchange -> {
-          byte[] body = exchange.getRequestBody().readAllBytes();
-          Map<String, List<String>> headers = new HashMap<>();
-          exchange.getRequestHeaders().forEach((k, v) -> headers.put(k, List.copyOf(v)));
-          got.put("only", new Request(headers, body));
-          exchange.sendResponseHeaders(204, -1);
-          exchange.close();
-        });
-    server.start();
+    HttpServer server = startReceiver(got, r -> "only");
     try {
       new RelayDrive(db).truncate().write(List.of(row));
       drainOne(

@@ -68,33 +68,9 @@ class OutboxConsoleIT {
         List.of(
             headers("Content-Type", "text/plain", OutboxConsole.WRITE_HEADER, "1", "Host", HOST),
             headers("Content-Type", "application/json", "Host", HOST),
-            headers(
-                "Content-Type",
-                "application/json",
-                OutboxConsole.WRITE_HEADER,
-                "1",
-                "Host",
-                HOST,
-                "Origin",
-                "http://evil.test"),
-            headers(
-                "Content-Type",
-                "application/json",
-                OutboxConsole.WRITE_HEADER,
-                "1",
-                "Host",
-                HOST,
-                "Origin",
-                "null"),
-            headers(
-                "Content-Type",
-                "application/json",
-                OutboxConsole.WRITE_HEADER,
-                "1",
-                "Host",
-                HOST,
-                "Sec-Fetch-Site",
-                "cross-site"));
+            jsonWrite("Origin", "http://evil.test"),
+            jsonWrite("Origin", "null"),
+            jsonWrite("Sec-Fetch-Site", "cross-site"));
     for (Map<String, String> headers : attempts) {
       ConsoleResponse answer = console.handle(post("discard", body, headers, null));
       assertThat(answer.status()).as(headers.toString()).isEqualTo(403);
@@ -338,17 +314,15 @@ class OutboxConsoleIT {
   }
 
   private static Map<String, String> sameOrigin() {
-    return headers(
-        "Content-Type",
-        "application/json",
-        OutboxConsole.WRITE_HEADER,
-        "1",
-        "Host",
-        HOST,
-        "Origin",
-        "http://" + HOST,
-        "Sec-Fetch-Site",
-        "same-origin");
+    return jsonWrite("Origin", "http://" + HOST, "Sec-Fetch-Site", "same-origin");
+  }
+
+  /** A JSON write's headers (content type, write header, host) and then {@code more} pairs. */
+  private static Map<String, String> jsonWrite(String... more) {
+    Map<String, String> headers =
+        headers("Content-Type", "application/json", OutboxConsole.WRITE_HEADER, "1", "Host", HOST);
+    headers.putAll(headers(more));
+    return headers;
   }
 
   private static ConsoleRequest post(String action, String body) {

@@ -5,7 +5,6 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import com.rabbitmq.client.BuiltinExchangeType;
 import com.rabbitmq.client.Channel;
 import com.rabbitmq.client.ConnectionFactory;
 import com.rabbitmq.client.Delivery;
@@ -24,6 +23,9 @@ import dev.pgoutbox.relay.nats.NatsPublisher;
 import dev.pgoutbox.relay.nats.NatsRouting;
 import dev.pgoutbox.relay.rabbitmq.RabbitMqPublisher;
 import dev.pgoutbox.relay.rabbitmq.RabbitMqRouting;
+import dev.pgoutbox.relay.testing.KafkaReadBack;
+import dev.pgoutbox.relay.testing.NatsReadBack;
+import dev.pgoutbox.relay.testing.RabbitReadBack;
 import dev.pgoutbox.relay.webhook.WebhookPublisher;
 import dev.pgoutbox.testing.EmbeddedKafka;
 import dev.pgoutbox.testing.Eventually;
@@ -34,8 +36,6 @@ import io.nats.client.JetStreamSubscription;
 import io.nats.client.Message;
 import io.nats.client.Nats;
 import io.nats.client.Options;
-import io.nats.client.PushSubscribeOptions;
-import io.nats.client.api.StreamConfiguration;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.URI;
@@ -43,14 +43,10 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.OffsetDateTime;
 import java.util.List;
-import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentLinkedQueue;
-import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
-import org.apache.kafka.common.serialization.ByteArrayDeserializer;
-import org.apache.kafka.common.serialization.StringDeserializer;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -95,26 +91,9 @@ class CloudEventsIT {
                     .cloudEvents(CloudEvents.binary(SOURCE))
                     .build());
     try (KafkaConsumer<String, byte[]> consumer =
-        new KafkaConsumer<>(
-            Map.of(
-                ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG,
-                kafka.bootstrapServers(),
-                ConsumerConfig.GROUP_ID_CONFIG,
-                "ce-" + UUID.randomUUID(),
-                ConsumerConfig.AUTO_OFFSET_RESET_CONFIG,
-                "earliest"),
-            new StringDeserializer(),
-            new ByteArrayDeserializer())) {
+        KafkaReadBack.consumer(kafka.bootstrapServers(), "ce")) {
       consumer.subscribe(List.of("ceorder"));
-      ConcurrentLinkedQueue<ConsumerRecord<String, byte[]>> records = new ConcurrentLinkedQueue<>();
-      Eventually.await(
-          "the record",
-          Duration.ofMinutes(1),
-          () -> {
-            consumer.poll(Duration.ofMillis(200)).forEach(records::add);
-            return !records.isEmpty();
-          });
-      ConsumerRecord<String, byte[]> record = records.peek();
+      ConsumerRecord<String, byte[]> record = KafkaReadBack.awaitFirst(consumer, "the record");
       assertThat(text(record, "ce_specversion")).isEqualTo("1.0");
       assertThat(text(record, "content-type")).isEqualTo("application/json");
       assertEvent(KafkaCloudEvents.read(record), event, "application/json");
@@ -124,16 +103,11 @@ class CloudEventsIT {
 
   @Test
   void rabbitMqMessageIsABinaryModeCloudEventWithAmqpBindingNames() throws Exception {
-    ConnectionFactory factory = new ConnectionFactory();
-    factory.setHost("127.0.0.1");
-    factory.setUsername("guest");
-    factory.setPassword("guest");
+    ConnectionFactory factory = RabbitReadBack.localFactory();
     try (com.rabbitmq.client.Connection connection = factory.newConnection("cloudevents-it");
         Channel channel = connection.createChannel()) {
       String exchange = "pgoutbox.test.cloudevents." + UUID.randomUUID();
-      channel.exchangeDeclare(exchange, BuiltinExchangeType.TOPIC, false, true, null);
-      String queue = channel.queueDeclare("", false, true, true, null).getQueue();
-      channel.queueBind(queue, exchange, "#");
+      String queue = RabbitReadBack.boundQueue(channel, exchange);
       OutboxMessage event =
           publishOne(
               "order",
@@ -165,14 +139,9 @@ class CloudEventsIT {
     Options options = new Options.Builder().server("nats://127.0.0.1:4222").build();
     try (io.nats.client.Connection connection = Nats.connect(options)) {
       String prefix = "pgoutbox-ce-" + UUID.randomUUID().toString().substring(0, 8);
-      connection
-          .jetStreamManagement()
-          .addStream(StreamConfiguration.builder().name(prefix).subjects(prefix + ".>").build());
+      NatsReadBack.addStream(connection, prefix);
       try {
-        JetStreamSubscription sub =
-            connection
-                .jetStream()
-                .subscribe(prefix + ".>", PushSubscribeOptions.builder().ordered(true).build());
+        JetStreamSubscription sub = NatsReadBack.subscribeOrdered(connection, prefix);
         OutboxMessage event =
             publishOne(
                 "order",

@@ -1,12 +1,8 @@
 package dev.pgoutbox.relay;
 
-import static dev.pgoutbox.relay.testing.EventRows.event;
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.pgoutbox.core.Outbox;
-import dev.pgoutbox.core.OutboxEvent;
 import dev.pgoutbox.relay.testing.RecordingPublisher;
-import dev.pgoutbox.relay.testing.TestWalRelays;
 import dev.pgoutbox.testing.DeliveryChecker;
 import dev.pgoutbox.testing.EmbeddedPostgresServer;
 import dev.pgoutbox.testing.Eventually;
@@ -14,15 +10,10 @@ import dev.pgoutbox.testing.TcpProxy;
 import dev.pgoutbox.testing.TestSchema;
 import dev.pgoutbox.testing.TestServer;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.locks.LockSupport;
 import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.AfterAllCallback;
@@ -59,24 +50,8 @@ class WalFailoverSlotIT {
       throws Exception {
     RecordingPublisher publisher = new RecordingPublisher();
     List<String> fallBacks = new CopyOnWriteArrayList<>();
-    WalRelay relay =
-        TestWalRelays.builder(db, "failover", publisher)
-            .failoverSlot(true)
-            .config(
-                RelayConfig.builder()
-                    .batchSize(100)
-                    .pollInterval(Duration.ofMillis(50))
-                    .errorBackoffMax(Duration.ofMillis(500))
-                    .build())
-            .listener(
-                new RelayListener() {
-                  @Override
-                  public void onWalFallBack(String slotName, String reason) {
-                    fallBacks.add(reason);
-                  }
-                })
-            .build();
-    Writer writer = new Writer();
+    WalRelay relay = FailoverWriter.relay(db, publisher, fallBacks).failoverSlot(true).build();
+    FailoverWriter writer = new FailoverWriter(db);
     try {
       relay.start();
       Eventually.await("the reader attached", relay::isReading);
@@ -137,20 +112,13 @@ class WalFailoverSlotIT {
       writer.stop();
     }
     Eventually.await(
-        "everything delivered",
-        Duration.ofSeconds(60),
-        () -> db.queryLong("select count(*) from outbox_events where processed_at is null") == 0);
+        "everything delivered", Duration.ofSeconds(60), () -> WalTestSupport.pending(db) == 0);
     assertThat(relay.hasFallenBack()).as("resumed in WAL mode").isFalse();
     assertThat(fallBacks).isEmpty();
     relay.stop(Duration.ofSeconds(10));
 
     DeliveryChecker.Verdict verdict =
-        DeliveryChecker.check(writer.written, publisher.deliveredPayloads());
-    LOG.info(
-        "fail-over with a failover slot: {} written transactions ({} failed and retried), {}",
-        writer.rounds.get(),
-        writer.failures.get(),
-        verdict);
+        writer.check(publisher, LOG, "fail-over with a failover slot");
     assertThat(verdict.lost()).isZero();
     assertThat(verdict.reordered()).isZero();
   }
@@ -163,52 +131,6 @@ class WalFailoverSlotIT {
       return rs.next() ? rs.getString(1) : null;
     } catch (java.sql.SQLException e) {
       throw new IllegalStateException(sql + " failed: " + e.getMessage(), e);
-    }
-  }
-
-  /**
-   * Writes one transaction after another, each one event for every aggregate with the next seq; a
-   * transaction that fails (the primary is gone) is written again with the same seqs, so a commit
-   * whose answer was lost shows as a duplicate, never as a gap. Paced so the checker's figures stay
-   * small.
-   */
-  private static final class Writer {
-    private static final int AGGREGATES = 5;
-    final Map<String, Integer> written = new ConcurrentHashMap<>();
-    final AtomicInteger rounds = new AtomicInteger();
-    final AtomicInteger failures = new AtomicInteger();
-    private volatile boolean stopped;
-    final Thread thread = Thread.ofPlatform().name("failover-writer").unstarted(this::write);
-
-    private void write() {
-      Outbox outbox = Outbox.builder().schema(db.schema()).build();
-      int seq = 1;
-      while (!stopped) {
-        List<OutboxEvent> events = new ArrayList<>();
-        for (int a = 0; a < AGGREGATES; a++) {
-          events.add(event("agg-" + a, seq));
-        }
-        try {
-          db.dsl().transaction(tx -> outbox.appendAll(tx.dsl(), events));
-        } catch (RuntimeException e) {
-          failures.incrementAndGet();
-          LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(100)); // pace the retries
-          continue;
-        }
-        for (int a = 0; a < AGGREGATES; a++) {
-          written.put("agg-" + a, seq);
-        }
-        seq++;
-        rounds.incrementAndGet();
-        LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(10)); // pace: about 100 per second
-      }
-    }
-
-    void stop() throws InterruptedException {
-      stopped = true;
-      if (thread.isAlive()) {
-        thread.join(TimeUnit.SECONDS.toMillis(60));
-      }
     }
   }
 
@@ -256,16 +178,8 @@ class WalFailoverSlotIT {
     }
 
     @Override
-    public void afterAll(ExtensionContext context) {
-      if (proxy != null) {
-        proxy.close();
-      }
-      if (standby != null) {
-        standby.close();
-      }
-      if (primary != null) {
-        primary.close();
-      }
+    public void afterAll(ExtensionContext context) throws Exception {
+      FailoverWriter.closeAll(proxy, standby, primary);
     }
 
     @Override

@@ -1,11 +1,10 @@
 package dev.pgoutbox.relay;
 
-import static dev.pgoutbox.relay.testing.EventRows.event;
+import static dev.pgoutbox.relay.WalTestSupport.pending;
+import static dev.pgoutbox.relay.WalTestSupport.write;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import dev.pgoutbox.core.Outbox;
-import dev.pgoutbox.core.OutboxEvent;
 import dev.pgoutbox.core.OutboxException;
 import dev.pgoutbox.relay.testing.RecordingPublisher;
 import dev.pgoutbox.relay.testing.TestWalRelays;
@@ -99,20 +98,20 @@ class WalPublicationDriftIT {
     RecordingPublisher publisher = new RecordingPublisher();
     List<String> fallBacks = new CopyOnWriteArrayList<>();
     WalRelay relay = start(publisher, fallBacks);
-    Map<String, Integer> written = new HashMap<>(write(3, 1, 2));
+    Map<String, Integer> written = new HashMap<>(write(db, 3, 1, 2));
     Eventually.await("streamed", () -> publisher.delivered().size() == 6);
 
     db.execute("alter publication " + publication() + " set (publish = 'update, delete')");
-    written.putAll(write(3, 3, 3)); // the slot skips these: only the table can deliver them
+    written.putAll(write(db, 3, 3, 3)); // the slot skips these: only the table can deliver them
     db.execute("alter publication " + publication() + " set (publish = 'insert')");
-    written.putAll(write(3, 6, 1)); // streamed again, and must not overtake those
+    written.putAll(write(db, 3, 6, 1)); // streamed again, and must not overtake those
     Eventually.await("the relay fell back", relay::hasFallenBack);
     assertThat(fallBacks)
         .anyMatch(
             r -> r.contains("was altered, dropped or re-created") || r.contains("publish inserts"));
-    Eventually.await("everything delivered and completed", () -> pending() == 0);
-    written.putAll(write(3, 7, 1));
-    Eventually.await("later events too", () -> pending() == 0);
+    Eventually.await("everything delivered and completed", () -> pending(db) == 0);
+    written.putAll(write(db, 3, 7, 1));
+    Eventually.await("later events too", () -> pending(db) == 0);
 
     DeliveryChecker.Verdict verdict = DeliveryChecker.check(written, publisher.deliveredPayloads());
     assertThat(verdict.lost()).isZero();
@@ -130,20 +129,20 @@ class WalPublicationDriftIT {
   void aPublicationChangedAndRestoredWhileNoRelayRanLosesNothingAtTheNextStart() throws Exception {
     RecordingPublisher publisher = new RecordingPublisher();
     WalRelay first = start(publisher);
-    Map<String, Integer> written = new HashMap<>(write(3, 1, 1));
-    Eventually.await("streamed", () -> pending() == 0);
+    Map<String, Integer> written = new HashMap<>(write(db, 3, 1, 1));
+    Eventually.await("streamed", () -> pending(db) == 0);
     first.stop(Duration.ofSeconds(10));
 
     db.execute("alter publication " + publication() + " set (publish = 'update, delete')");
-    written.putAll(write(3, 2, 2)); // the slot skips these
+    written.putAll(write(db, 3, 2, 2)); // the slot skips these
     db.execute("alter publication " + publication() + " set (publish = 'insert')");
-    written.putAll(write(3, 4, 1)); // streamed, and must not overtake those
+    written.putAll(write(db, 3, 4, 1)); // streamed, and must not overtake those
 
     WalRelay again = start(publisher);
     Eventually.await("the reader attached", again::isReading);
-    Eventually.await("everything delivered", () -> pending() == 0);
-    written.putAll(write(3, 5, 1));
-    Eventually.await("later events too", () -> pending() == 0);
+    Eventually.await("everything delivered", () -> pending(db) == 0);
+    written.putAll(write(db, 3, 5, 1));
+    Eventually.await("later events too", () -> pending(db) == 0);
 
     DeliveryChecker.Verdict verdict = DeliveryChecker.check(written, publisher.deliveredPayloads());
     assertThat(verdict.lost()).isZero();
@@ -160,14 +159,14 @@ class WalPublicationDriftIT {
     List<String> fallBacks = new CopyOnWriteArrayList<>();
     WalRelay relay = start(publisher, fallBacks);
     WalRelay standby = start(publisher, new CopyOnWriteArrayList<>());
-    Map<String, Integer> written = new HashMap<>(write(2, 1, 1));
+    Map<String, Integer> written = new HashMap<>(write(db, 2, 1, 1));
     Eventually.await("streamed", () -> publisher.delivered().size() == 2);
 
     String table = db.schema() + ".outbox_events";
     db.execute("alter publication " + publication() + " drop table " + table);
-    written.putAll(write(2, 2, 2));
+    written.putAll(write(db, 2, 2, 2));
     db.execute("alter publication " + publication() + " add table " + table);
-    written.putAll(write(2, 4, 1));
+    written.putAll(write(db, 2, 4, 1));
 
     Eventually.await(
         "both instances fell back", () -> relay.hasFallenBack() && standby.hasFallenBack());
@@ -175,7 +174,7 @@ class WalPublicationDriftIT {
         .anyMatch(
             r ->
                 r.contains("was altered, dropped or re-created") || r.contains("does not include"));
-    Eventually.await("everything delivered and completed", () -> pending() == 0);
+    Eventually.await("everything delivered and completed", () -> pending(db) == 0);
     DeliveryChecker.Verdict verdict = DeliveryChecker.check(written, publisher.deliveredPayloads());
     assertThat(verdict.lost()).isZero();
     assertThat(verdict.reordered()).isZero();
@@ -188,8 +187,8 @@ class WalPublicationDriftIT {
     Eventually.await("slot dropped", () -> db.dropReplicationSlot("drift"));
     WalRelay again = start(publisher, new CopyOnWriteArrayList<>());
     Eventually.await("reading again", again::isReading);
-    written.putAll(write(2, 5, 2));
-    Eventually.await("streamed again", () -> pending() == 0);
+    written.putAll(write(db, 2, 5, 2));
+    Eventually.await("streamed again", () -> pending(db) == 0);
     verdict = DeliveryChecker.check(written, publisher.deliveredPayloads());
     assertThat(verdict.lost()).isZero();
     assertThat(verdict.reordered()).isZero();
@@ -212,35 +211,10 @@ class WalPublicationDriftIT {
                     .pollInterval(Duration.ofMillis(50))
                     .exponentialBackoff(Duration.ofMillis(50), 1.0, 0.0, Duration.ofMillis(50))
                     .build())
-            .listener(
-                new RelayListener() {
-                  @Override
-                  public void onWalFallBack(String slotName, String reason) {
-                    fallBacks.add(reason);
-                  }
-                })
+            .listener(WalTestSupport.fallBacksInto(fallBacks))
             .build();
     relays.add(relay);
     relay.start();
     return relay;
-  }
-
-  /** {@code seqs} events per aggregate from {@code fromSeq} on, one transaction each. */
-  private static Map<String, Integer> write(int aggregates, int fromSeq, int seqs) {
-    Outbox outbox = Outbox.builder().schema(db.schema()).build();
-    Map<String, Integer> written = new HashMap<>();
-    for (int seq = fromSeq; seq < fromSeq + seqs; seq++) {
-      List<OutboxEvent> events = new ArrayList<>();
-      for (int a = 0; a < aggregates; a++) {
-        events.add(event("agg-" + a, seq));
-        written.put("agg-" + a, seq);
-      }
-      db.dsl().transaction(tx -> outbox.appendAll(tx.dsl(), events));
-    }
-    return written;
-  }
-
-  private static long pending() {
-    return db.queryLong("select count(*) from outbox_events where processed_at is null");
   }
 }

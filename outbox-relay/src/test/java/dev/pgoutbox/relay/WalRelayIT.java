@@ -1,5 +1,6 @@
 package dev.pgoutbox.relay;
 
+import static dev.pgoutbox.relay.WalTestRelays.config;
 import static dev.pgoutbox.relay.testing.EventRows.event;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -9,7 +10,6 @@ import dev.pgoutbox.core.OutboxEvent;
 import dev.pgoutbox.relay.micrometer.MicrometerRelayMetrics;
 import dev.pgoutbox.relay.testing.DatabaseErrors;
 import dev.pgoutbox.relay.testing.RecordingPublisher;
-import dev.pgoutbox.relay.testing.TestWalRelays;
 import dev.pgoutbox.testing.DeliveryChecker;
 import dev.pgoutbox.testing.Eventually;
 import dev.pgoutbox.testing.TcpProxy;
@@ -31,7 +31,6 @@ import java.util.Properties;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -52,9 +51,7 @@ class WalRelayIT {
 
   @RegisterExtension static final TestSchema db = TestSchema.migratedWithLogicalDecoding(10);
 
-  private final List<WalRelay> relays = new ArrayList<>();
-  private final List<ScheduledExecutorService> executors = new ArrayList<>();
-  private final List<String> slots = new ArrayList<>();
+  private final WalTestRelays relays = new WalTestRelays(db);
 
   @BeforeEach
   void emptyOutbox() {
@@ -63,11 +60,7 @@ class WalRelayIT {
 
   @AfterEach
   void stopAndDropSlots() {
-    relays.forEach(r -> r.stop(Duration.ofSeconds(2)));
-    executors.forEach(ScheduledExecutorService::shutdownNow);
-    for (String slot : slots) {
-      Eventually.await("slot " + slot + " dropped", () -> db.dropReplicationSlot(slot));
-    }
+    relays.stopAllAndDropSlots();
   }
 
   /**
@@ -78,7 +71,7 @@ class WalRelayIT {
   void theReadersBatchesEndAtTheByteBudget() throws Exception {
     RecordingPublisher publisher = new RecordingPublisher();
     int budget = 500_000;
-    WalRelay relay = relay("byte_budget", publisher, config().maxBatchBytes(budget).build());
+    WalRelay relay = relays.relay("byte_budget", publisher, config().maxBatchBytes(budget).build());
     relay.start();
     Eventually.await("the reader attached", relay::isReading);
     Outbox outbox = Outbox.builder().schema(db.schema()).build();
@@ -114,7 +107,7 @@ class WalRelayIT {
   @Test
   void commitOrderBeatsPositionOrder() throws Exception {
     RecordingPublisher publisher = new RecordingPublisher();
-    WalRelay relay = relay("commit_order", publisher, config().build());
+    WalRelay relay = relays.relay("commit_order", publisher, config().build());
     relay.start();
     Eventually.await("the reader attached", relay::isReading);
     Outbox outbox =
@@ -157,7 +150,7 @@ class WalRelayIT {
   void aRowIsCompletedOnlyOnceItsWriterIsVisibleThoughTheStreamSentItEarlier() throws Exception {
     RecordingPublisher publisher = new RecordingPublisher();
     // The relay's own commits must not wait for the absent standby.
-    WalRelay relay = relay("visible", publisher, config().synchronousCommit(false).build());
+    WalRelay relay = relays.relay("visible", publisher, config().synchronousCommit(false).build());
     relay.start();
     Eventually.await("the reader attached", relay::isReading);
     CompletableFuture<Void> commit;
@@ -187,7 +180,8 @@ class WalRelayIT {
   void aFailedRowIsParkedOnlyOnceItsWriterIsVisibleAndThenRetried() throws Exception {
     AtomicBoolean refusing = new AtomicBoolean(true);
     RecordingPublisher publisher = refusingAggregateBad(refusing);
-    WalRelay relay = relay("visible_park", publisher, config().synchronousCommit(false).build());
+    WalRelay relay =
+        relays.relay("visible_park", publisher, config().synchronousCommit(false).build());
     relay.start();
     Eventually.await("the reader attached", relay::isReading);
     CompletableFuture<Void> commit;
@@ -306,7 +300,7 @@ class WalRelayIT {
   @Test
   void anEventRolledBackToASavepointIsNeverPublished() throws Exception {
     RecordingPublisher publisher = new RecordingPublisher();
-    WalRelay relay = relay("savepoint", publisher, config().build());
+    WalRelay relay = relays.relay("savepoint", publisher, config().build());
     relay.start();
     Eventually.await("the reader attached", relay::isReading);
     Outbox outbox = Outbox.builder().schema(db.schema()).build();
@@ -361,7 +355,7 @@ class WalRelayIT {
             return CompletableFuture.completedFuture(
                 batch.stream().map(m -> PublishResult.published()).toList());
           };
-      WalRelay relay = relay("held_completion", lockingTheFirstRow, config().build());
+      WalRelay relay = relays.relay("held_completion", lockingTheFirstRow, config().build());
       relay.start();
       Eventually.await("the reader attached", relay::isReading);
       Outbox outbox = Outbox.builder().schema(db.schema()).build();
@@ -399,8 +393,8 @@ class WalRelayIT {
   @Test
   void aReaderThatCrashesMidStreamLosesNothing() throws Exception {
     StallingPublisher first = new StallingPublisher(200);
-    ScheduledExecutorService firstExecutor = executor();
-    WalRelay crashing = relay("crash", first, config().build(), firstExecutor);
+    ScheduledExecutorService firstExecutor = relays.executor();
+    WalRelay crashing = relays.relay("crash", first, config().build(), firstExecutor);
     crashing.start();
     Eventually.await("the reader attached", crashing::isReading);
     Map<String, Integer> written = write(20, 1, 30);
@@ -410,7 +404,7 @@ class WalRelayIT {
     terminateReader("crash");
 
     RecordingPublisher second = new RecordingPublisher();
-    WalRelay restarted = relay("crash", second, config().build());
+    WalRelay restarted = relays.relay("crash", second, config().build());
     restarted.start();
     Eventually.await("everything completed", () -> pending() == 0);
 
@@ -427,7 +421,7 @@ class WalRelayIT {
   void aFailingAggregateParksAndDrainsThroughTheTableRelayWhileOthersFlow() throws Exception {
     AtomicBoolean brokerRefusesBad = new AtomicBoolean(true);
     RecordingPublisher publisher = refusingAggregateBad(brokerRefusesBad);
-    WalRelay relay = relay("parking", publisher, config().build());
+    WalRelay relay = relays.relay("parking", publisher, config().build());
     relay.start();
     Eventually.await("the reader attached", relay::isReading);
     Outbox outbox = Outbox.builder().schema(db.schema()).build();
@@ -484,7 +478,7 @@ class WalRelayIT {
   @Test
   void handWrittenRowsKeepTheTableRelaysRules() throws Exception {
     RecordingPublisher publisher = new RecordingPublisher();
-    WalRelay relay = relay("odd_rows", publisher, config().build());
+    WalRelay relay = relays.relay("odd_rows", publisher, config().build());
     relay.start();
     Eventually.await("the reader attached", relay::isReading);
 
@@ -544,7 +538,7 @@ class WalRelayIT {
     try {
       AtomicBoolean brokerRefusesBad = new AtomicBoolean(true);
       RecordingPublisher publisher = refusingAggregateBad(brokerRefusesBad);
-      WalRelay relay = relay("write_settings", publisher, config().build());
+      WalRelay relay = relays.relay("write_settings", publisher, config().build());
       relay.start();
       Eventually.await("the reader attached", relay::isReading);
       // From here on: creating the slot parks the backlog in one autocommit statement, which
@@ -597,11 +591,11 @@ class WalRelayIT {
   void aStandbyTakesOverWhenTheActiveReaderDies() throws Exception {
     RecordingPublisher first = new RecordingPublisher();
     RecordingPublisher second = new RecordingPublisher();
-    ScheduledExecutorService firstExecutor = executor();
-    WalRelay active = relay("failover", first, config().build(), firstExecutor);
+    ScheduledExecutorService firstExecutor = relays.executor();
+    WalRelay active = relays.relay("failover", first, config().build(), firstExecutor);
     active.start();
     Eventually.await("the first instance reads", active::isReading);
-    WalRelay standby = relay("failover", second, config().build());
+    WalRelay standby = relays.relay("failover", second, config().build());
     standby.start();
     Map<String, Integer> written = write(10, 1, 10);
     Eventually.await("the first batch published", () -> first.delivered().size() >= 100);
@@ -650,10 +644,10 @@ class WalRelayIT {
     // reader, finding the aggregate drained, would publish it again: a replay, at least once).
     RelayConfig config =
         config().exponentialBackoff(Duration.ofHours(1), 1.0, 0.0, Duration.ofHours(1)).build();
-    WalRelay active = relay("park_fence", first, config);
+    WalRelay active = relays.relay("park_fence", first, config);
     active.start();
     Eventually.await("the first instance reads", active::isReading);
-    WalRelay standby = relay("park_fence", second, config, executor(), heldBack);
+    WalRelay standby = relays.relay("park_fence", second, config, relays.executor(), heldBack);
     standby.start();
     Outbox outbox = Outbox.builder().schema(db.schema()).build();
     db.dsl().transaction(tx -> outbox.append(tx.dsl(), event("bad", 1)));
@@ -703,10 +697,11 @@ class WalRelayIT {
     ScriptedPublisher first = new ScriptedPublisher(firstAnswer);
     ScriptedPublisher second = new ScriptedPublisher(secondReaderHold);
     DatabaseErrors errors = new DatabaseErrors();
-    WalRelay active = relay("park_refused", first, config().build(), executor(), errors);
+    WalRelay active =
+        relays.relay("park_refused", first, config().build(), relays.executor(), errors);
     active.start();
     Eventually.await("the first instance reads", active::isReading);
-    WalRelay standby = relay("park_refused", second, config().build());
+    WalRelay standby = relays.relay("park_refused", second, config().build());
     standby.start();
     Outbox outbox = Outbox.builder().schema(db.schema()).build();
     db.dsl().transaction(tx -> outbox.append(tx.dsl(), event("bad", 1)));
@@ -749,7 +744,7 @@ class WalRelayIT {
             + " create trigger refuse_parking before update of parked on outbox_events"
             + " for each row execute function refuse_parking()");
     try {
-      WalRelay first = relay("park_backlog", publisher, config().build());
+      WalRelay first = relays.relay("park_backlog", publisher, config().build());
       assertThatThrownBy(first::start)
           .isInstanceOf(dev.pgoutbox.core.OutboxException.class)
           .hasMessageContaining(
@@ -759,7 +754,7 @@ class WalRelayIT {
     }
     assertThat(slotExists("park_backlog")).as("the slot it created is gone").isFalse();
 
-    WalRelay second = relay("park_backlog", publisher, config().build());
+    WalRelay second = relays.relay("park_backlog", publisher, config().build());
     second.start();
     Eventually.await("the backlog published by the drainer", () -> pending() == 0);
     DeliveryChecker.Verdict verdict = DeliveryChecker.check(backlog, publisher.deliveredPayloads());
@@ -778,12 +773,13 @@ class WalRelayIT {
   void twoInstancesStartingTogetherOnANewSlotKeepTheBacklogsOrder() throws Exception {
     Map<String, Integer> written = new HashMap<>(write(1, 1, 1));
     RecordingPublisher publisher = new RecordingPublisher();
-    ScheduledExecutorService starter = executor(); // the common pool may have a single thread
+    ScheduledExecutorService starter =
+        relays.executor(); // the common pool may have a single thread
     try (Connection gate = holdBacklogParking()) {
-      WalRelay first = relay("together", publisher, config().build());
+      WalRelay first = relays.relay("together", publisher, config().build());
       CompletableFuture<Void> firstStart = CompletableFuture.runAsync(first::start, starter);
       Eventually.await("the first start's parking is held", () -> lockWaiters() >= 1);
-      WalRelay second = relay("together", publisher, config().build());
+      WalRelay second = relays.relay("together", publisher, config().build());
       CompletableFuture<Void> secondStart = CompletableFuture.runAsync(second::start, starter);
       written.putAll(write(1, 2, 1)); // after the slot's creation: in the stream
       Eventually.await(
@@ -810,12 +806,13 @@ class WalRelayIT {
   void aFirstStartWhoseParkingTimesOutBesideASecondOneLosesNothing() throws Exception {
     Map<String, Integer> written = new HashMap<>(write(1, 1, 1));
     RecordingPublisher publisher = new RecordingPublisher();
-    ScheduledExecutorService starter = executor(); // the common pool may have a single thread
+    ScheduledExecutorService starter =
+        relays.executor(); // the common pool may have a single thread
     try (Connection gate = holdBacklogParking()) {
-      WalRelay first = relay("together_late", publisher, config().build());
+      WalRelay first = relays.relay("together_late", publisher, config().build());
       CompletableFuture<Void> firstStart = CompletableFuture.runAsync(first::start, starter);
       Eventually.await("the first start's parking is held", () -> lockWaiters() >= 1);
-      WalRelay second = relay("together_late", publisher, config().build());
+      WalRelay second = relays.relay("together_late", publisher, config().build());
       CompletableFuture<Void> secondStart = CompletableFuture.runAsync(second::start, starter);
       written.putAll(write(1, 2, 1));
       assertThatThrownBy(() -> firstStart.get(60, TimeUnit.SECONDS))
@@ -867,7 +864,7 @@ class WalRelayIT {
       properties.setProperty("options", "-c wal_sender_timeout=1s");
       properties.setProperty("loginTimeout", "5");
       RecordingPublisher publisher = new RecordingPublisher();
-      slots.add("silent");
+      relays.dropAfterwards("silent");
       WalRelay relay =
           WalRelay.builder()
               .name("wal-silent")
@@ -878,10 +875,10 @@ class WalRelayIT {
               .slotName("silent")
               .publicationName("pub_" + db.schema())
               .attachRetryInterval(Duration.ofMillis(200))
-              .executor(executor())
+              .executor(relays.executor())
               .replicationConnection(network.route(db.jdbcUrl()), properties)
               .build();
-      relays.add(relay);
+      relays.stopAfterwards(relay);
       relay.start();
       Eventually.await("the reader attached", relay::isReading);
       write(2, 1, 1);
@@ -923,7 +920,7 @@ class WalRelayIT {
   @Test
   void aDroppedSlotFallsBackToTheTableRelay() throws Exception {
     RecordingPublisher publisher = new RecordingPublisher();
-    WalRelay relay = relay("dropped", publisher, config().build());
+    WalRelay relay = relays.relay("dropped", publisher, config().build());
     relay.start();
     Eventually.await("the reader attached", relay::isReading);
     write(5, 1, 2);
@@ -961,11 +958,11 @@ class WalRelayIT {
                   }
                 }));
     WalRelay relay =
-        relay(
+        relays.relay(
             "lag_time",
             publisher,
             config().metricsRefreshInterval(Duration.ofMillis(100)).build(),
-            executor(),
+            relays.executor(),
             listener);
     OutboxAdmin admin =
         OutboxAdmin.builder().dataSource(db.dataSource()).schema(db.schema()).build();
@@ -1010,15 +1007,6 @@ class WalRelayIT {
     return admin.walSlot("lag_time").orElseThrow().lagTime();
   }
 
-  private static RelayConfig.Builder config() {
-    return RelayConfig.builder()
-        .batchSize(100)
-        .pollInterval(Duration.ofMillis(50))
-        .maxAttempts(1_000)
-        .publishTimeout(Duration.ofSeconds(10))
-        .exponentialBackoff(Duration.ofMillis(50), 1.0, 0.0, Duration.ofMillis(50));
-  }
-
   /** A broker that answers "retryable" for aggregate {@code bad} while {@code refusing}. */
   private static RecordingPublisher refusingAggregateBad(AtomicBoolean refusing) {
     return new RecordingPublisher()
@@ -1027,41 +1015,6 @@ class WalRelayIT {
                 m.aggregateId().equals("bad") && refusing.get()
                     ? PublishResult.retryable("broker says no")
                     : PublishResult.published());
-  }
-
-  private ScheduledExecutorService executor() {
-    ScheduledExecutorService executor =
-        Executors.newScheduledThreadPool(3, Thread.ofPlatform().daemon(true).factory());
-    executors.add(executor);
-    return executor;
-  }
-
-  private WalRelay relay(String slot, Publisher publisher, RelayConfig config) {
-    return relay(slot, publisher, config, executor());
-  }
-
-  private WalRelay relay(
-      String slot, Publisher publisher, RelayConfig config, ScheduledExecutorService executor) {
-    return relay(slot, publisher, config, executor, RelayListener.NONE);
-  }
-
-  private WalRelay relay(
-      String slot,
-      Publisher publisher,
-      RelayConfig config,
-      ScheduledExecutorService executor,
-      RelayListener listener) {
-    if (!slots.contains(slot)) {
-      slots.add(slot);
-    }
-    WalRelay relay =
-        TestWalRelays.builder(db, slot, publisher)
-            .config(config)
-            .executor(executor)
-            .listener(listener)
-            .build();
-    relays.add(relay);
-    return relay;
   }
 
   /** Writes {@code seqs} events per aggregate from {@code fromSeq} on, one transaction each. */

@@ -1,11 +1,11 @@
 package dev.pgoutbox.relay;
 
+import static dev.pgoutbox.relay.WalTestRelays.config;
 import static dev.pgoutbox.relay.testing.EventRows.event;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.pgoutbox.core.Outbox;
 import dev.pgoutbox.relay.testing.RecordingPublisher;
-import dev.pgoutbox.relay.testing.TestWalRelays;
 import dev.pgoutbox.testing.DeliveryChecker;
 import dev.pgoutbox.testing.Eventually;
 import dev.pgoutbox.testing.TestSchema;
@@ -15,8 +15,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.Executors;
-import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -32,9 +30,7 @@ class WalRelayOrderIT {
 
   @RegisterExtension static final TestSchema db = TestSchema.migratedWithLogicalDecoding(10);
 
-  private final List<WalRelay> relays = new ArrayList<>();
-  private final List<ScheduledExecutorService> executors = new ArrayList<>();
-  private final List<String> slots = new ArrayList<>();
+  private final WalTestRelays relays = new WalTestRelays(db);
 
   @BeforeEach
   void emptyOutbox() {
@@ -43,11 +39,7 @@ class WalRelayOrderIT {
 
   @AfterEach
   void stopAndDropSlots() {
-    relays.forEach(r -> r.stop(Duration.ofSeconds(2)));
-    executors.forEach(ScheduledExecutorService::shutdownNow);
-    for (String slot : slots) {
-      Eventually.await("slot " + slot + " dropped", () -> db.dropReplicationSlot(slot));
-    }
+    relays.stopAllAndDropSlots();
   }
 
   /**
@@ -67,7 +59,7 @@ class WalRelayOrderIT {
                     refusing.get()
                         ? PublishResult.retryable("broker says no")
                         : PublishResult.published());
-    WalRelay relay = relay("parked_commit_order", publisher, config().build());
+    WalRelay relay = relays.relay("parked_commit_order", publisher, config().build());
     relay.start();
     Eventually.await("the reader attached", relay::isReading);
     Outbox outbox =
@@ -117,7 +109,7 @@ class WalRelayOrderIT {
           }
         };
     RecordingPublisher publisher = new RecordingPublisher();
-    WalRelay first = relay("advanced", publisher, config().build(), listener);
+    WalRelay first = relays.relay("advanced", publisher, config().build(), listener);
     first.start();
     Eventually.await("the reader attached", first::isReading);
     first.stop(Duration.ofSeconds(5));
@@ -137,7 +129,7 @@ class WalRelayOrderIT {
           }
         });
 
-    WalRelay second = relay("advanced", publisher, config().build(), listener);
+    WalRelay second = relays.relay("advanced", publisher, config().build(), listener);
     second.start();
     Eventually.await("the relay fell back", () -> second.hasFallenBack() && !fallBacks.isEmpty());
     assertThat(fallBacks).singleElement().asString().contains("skipped 1 pending event");
@@ -154,7 +146,7 @@ class WalRelayOrderIT {
   @Test
   void aSlotAdvancedByHandWhileTheRelayRunsFallsBackWithNothingLostOrReordered() throws Exception {
     RecordingPublisher publisher = new RecordingPublisher();
-    WalRelay relay = relay("advanced_running", publisher, config().build());
+    WalRelay relay = relays.relay("advanced_running", publisher, config().build());
     relay.start();
     Eventually.await("the reader attached", relay::isReading);
     Outbox outbox = Outbox.builder().schema(db.schema()).build();
@@ -203,10 +195,10 @@ class WalRelayOrderIT {
           }
         };
     RecordingPublisher publisherA = new RecordingPublisher();
-    WalRelay a = relay("follow", publisherA, config().build(), listener);
+    WalRelay a = relays.relay("follow", publisherA, config().build(), listener);
     a.start();
     Eventually.await("A reads the slot", a::isReading);
-    WalRelay b = relay("follow", new RecordingPublisher(), config().build());
+    WalRelay b = relays.relay("follow", new RecordingPublisher(), config().build());
     b.start();
     Outbox outbox = Outbox.builder().schema(db.schema()).build();
     db.dsl().transaction(tx -> outbox.append(tx.dsl(), event("x-1", 1)));
@@ -222,7 +214,7 @@ class WalRelayOrderIT {
 
     b.stop(Duration.ofSeconds(5));
     RecordingPublisher publisherB = new RecordingPublisher();
-    WalRelay restarted = relay("follow", publisherB, config().build());
+    WalRelay restarted = relays.relay("follow", publisherB, config().build());
     restarted.start();
     Eventually.await(
         "an instance reads the new slot", () -> restarted.isReading() || a.isReading());
@@ -269,37 +261,6 @@ class WalRelayOrderIT {
     return db.queryLong(
             "select count(*) from pg_replication_slots where slot_name = '" + slot + "'")
         > 0;
-  }
-
-  static RelayConfig.Builder config() {
-    return RelayConfig.builder()
-        .batchSize(100)
-        .pollInterval(Duration.ofMillis(50))
-        .maxAttempts(1_000)
-        .publishTimeout(Duration.ofSeconds(10))
-        .exponentialBackoff(Duration.ofMillis(50), 1.0, 0.0, Duration.ofMillis(50));
-  }
-
-  private WalRelay relay(String slot, Publisher publisher, RelayConfig config) {
-    return relay(slot, publisher, config, RelayListener.NONE);
-  }
-
-  private WalRelay relay(
-      String slot, Publisher publisher, RelayConfig config, RelayListener listener) {
-    if (!slots.contains(slot)) {
-      slots.add(slot);
-    }
-    ScheduledExecutorService executor =
-        Executors.newScheduledThreadPool(3, Thread.ofPlatform().daemon(true).factory());
-    executors.add(executor);
-    WalRelay relay =
-        TestWalRelays.builder(db, slot, publisher)
-            .config(config)
-            .executor(executor)
-            .listener(listener)
-            .build();
-    relays.add(relay);
-    return relay;
   }
 
   private static long pending() {

@@ -1,10 +1,9 @@
 package dev.pgoutbox.relay;
 
-import static dev.pgoutbox.relay.testing.EventRows.event;
+import static dev.pgoutbox.relay.WalTestSupport.pending;
+import static dev.pgoutbox.relay.WalTestSupport.write;
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.pgoutbox.core.Outbox;
-import dev.pgoutbox.core.OutboxEvent;
 import dev.pgoutbox.relay.micrometer.MicrometerRelayMetrics;
 import dev.pgoutbox.relay.testing.RecordingPublisher;
 import dev.pgoutbox.relay.testing.TestWalRelays;
@@ -75,14 +74,14 @@ class WalSlotLossIT {
     RecordingPublisher publisher = new RecordingPublisher();
     WalRelay relay = start("held", publisher);
     Eventually.await("the reader attached", relay::isReading);
-    Map<String, Integer> written = new HashMap<>(write(3, 1, 1));
+    Map<String, Integer> written = new HashMap<>(write(db, 3, 1, 1));
     Eventually.await("streamed", () -> publisher.delivered().size() == 3);
 
     publisher.closeGate();
-    written.putAll(write(3, 2, 2));
+    written.putAll(write(db, 3, 2, 2));
     assertThat(publisher.awaitEntered(30)).as("a batch reached the held publisher").isTrue();
     invalidate("held");
-    written.putAll(write(3, 4, 1)); // after the slot's end: only the table has them
+    written.putAll(write(db, 3, 4, 1)); // after the slot's end: only the table has them
     publisher.open();
 
     Eventually.await("the relay fell back", relay::hasFallenBack);
@@ -95,9 +94,9 @@ class WalSlotLossIT {
                 && !relay.isReading());
     assertThat(admin().status().problems())
         .anyMatch(p -> p.contains("replication slot held is lost"));
-    Eventually.await("everything delivered from the table", () -> pending() == 0);
-    written.putAll(write(3, 5, 2));
-    Eventually.await("later events too", () -> pending() == 0);
+    Eventually.await("everything delivered from the table", () -> pending(db) == 0);
+    written.putAll(write(db, 3, 5, 2));
+    Eventually.await("later events too", () -> pending(db) == 0);
 
     DeliveryChecker.Verdict verdict = DeliveryChecker.check(written, publisher.deliveredPayloads());
     assertThat(verdict.lost()).isZero();
@@ -109,18 +108,18 @@ class WalSlotLossIT {
     RecordingPublisher publisher = new RecordingPublisher();
     WalRelay first = start("stopped", publisher);
     Eventually.await("the reader attached", first::isReading);
-    Map<String, Integer> written = new HashMap<>(write(2, 1, 2));
-    Eventually.await("streamed", () -> pending() == 0);
+    Map<String, Integer> written = new HashMap<>(write(db, 2, 1, 2));
+    Eventually.await("streamed", () -> pending(db) == 0);
     first.stop(Duration.ofSeconds(10));
 
-    written.putAll(write(2, 3, 3)); // nobody reads the slot
+    written.putAll(write(db, 2, 3, 3)); // nobody reads the slot
     invalidate("stopped");
     WalRelay again = start("stopped", publisher);
     assertThat(again.hasFallenBack()).as("the start sees wal_status = lost").isTrue();
     assertThat(fallBacks).anyMatch(r -> r.contains("stopped") && r.contains("invalidated"));
-    Eventually.await("everything delivered from the table", () -> pending() == 0);
-    written.putAll(write(2, 6, 1));
-    Eventually.await("later events too", () -> pending() == 0);
+    Eventually.await("everything delivered from the table", () -> pending(db) == 0);
+    written.putAll(write(db, 2, 6, 1));
+    Eventually.await("later events too", () -> pending(db) == 0);
 
     DeliveryChecker.Verdict verdict = DeliveryChecker.check(written, publisher.deliveredPayloads());
     assertThat(verdict.lost()).isZero();
@@ -133,11 +132,11 @@ class WalSlotLossIT {
     WalRelay one = start("operator", publisher);
     WalRelay two = start("operator", publisher);
     Eventually.await("one of them reads", () -> one.isReading() || two.isReading());
-    Map<String, Integer> written = new HashMap<>(write(3, 1, 1));
+    Map<String, Integer> written = new HashMap<>(write(db, 3, 1, 1));
     Eventually.await("streamed", () -> publisher.delivered().size() == 3);
 
     publisher.closeGate();
-    written.putAll(write(3, 2, 2));
+    written.putAll(write(db, 3, 2, 2));
     assertThat(publisher.awaitEntered(30)).as("a batch reached the held publisher").isTrue();
     // As an operator would: end the WAL sender, then drop the slot before a reader attaches again.
     Eventually.await(
@@ -146,7 +145,7 @@ class WalSlotLossIT {
           terminateReader("operator");
           return dropIfInactive("operator");
         });
-    written.putAll(write(3, 4, 2));
+    written.putAll(write(db, 3, 4, 2));
     publisher.open();
 
     Eventually.await("both instances fell back", () -> one.hasFallenBack() && two.hasFallenBack());
@@ -155,9 +154,9 @@ class WalSlotLossIT {
     assertThat(admin().status().problems())
         .as("a slot the registered WAL relays read is missing")
         .anyMatch(p -> p.contains("replication slot operator") && p.contains("does not exist"));
-    Eventually.await("everything delivered from the table", () -> pending() == 0);
-    written.putAll(write(3, 6, 1));
-    Eventually.await("later events too", () -> pending() == 0);
+    Eventually.await("everything delivered from the table", () -> pending(db) == 0);
+    written.putAll(write(db, 3, 6, 1));
+    Eventually.await("later events too", () -> pending(db) == 0);
 
     DeliveryChecker.Verdict verdict = DeliveryChecker.check(written, publisher.deliveredPayloads());
     assertThat(verdict.lost()).isZero();
@@ -242,25 +241,6 @@ class WalSlotLossIT {
 
   private static OutboxAdmin admin() {
     return OutboxAdmin.builder().dataSource(db.dataSource()).schema(db.schema()).build();
-  }
-
-  /** {@code seqs} events per aggregate from {@code fromSeq} on, one transaction each. */
-  private static Map<String, Integer> write(int aggregates, int fromSeq, int seqs) {
-    Outbox outbox = Outbox.builder().schema(db.schema()).build();
-    Map<String, Integer> written = new HashMap<>();
-    for (int seq = fromSeq; seq < fromSeq + seqs; seq++) {
-      List<OutboxEvent> events = new ArrayList<>();
-      for (int a = 0; a < aggregates; a++) {
-        events.add(event("agg-" + a, seq));
-        written.put("agg-" + a, seq);
-      }
-      db.dsl().transaction(tx -> outbox.appendAll(tx.dsl(), events));
-    }
-    return written;
-  }
-
-  private static long pending() {
-    return db.queryLong("select count(*) from outbox_events where processed_at is null");
   }
 
   /**

@@ -6,7 +6,6 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.NullNode;
 import com.fasterxml.jackson.databind.node.TextNode;
 import com.rabbitmq.client.AMQP;
-import com.rabbitmq.client.BuiltinExchangeType;
 import com.rabbitmq.client.Channel;
 import com.rabbitmq.client.ConnectionFactory;
 import com.rabbitmq.client.Delivery;
@@ -33,6 +32,9 @@ import dev.pgoutbox.relay.nats.NatsPublisher;
 import dev.pgoutbox.relay.nats.NatsRouting;
 import dev.pgoutbox.relay.rabbitmq.RabbitMqPublisher;
 import dev.pgoutbox.relay.rabbitmq.RabbitMqRoute;
+import dev.pgoutbox.relay.testing.KafkaReadBack;
+import dev.pgoutbox.relay.testing.NatsReadBack;
+import dev.pgoutbox.relay.testing.RabbitReadBack;
 import dev.pgoutbox.relay.webhook.WebhookPublisher;
 import dev.pgoutbox.testing.EmbeddedKafka;
 import dev.pgoutbox.testing.Eventually;
@@ -46,8 +48,6 @@ import io.nats.client.JetStreamSubscription;
 import io.nats.client.Message;
 import io.nats.client.Nats;
 import io.nats.client.Options;
-import io.nats.client.PushSubscribeOptions;
-import io.nats.client.api.StreamConfiguration;
 import io.nats.client.impl.Headers;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
@@ -71,12 +71,9 @@ import java.util.UUID;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.regex.Pattern;
-import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.common.header.Header;
-import org.apache.kafka.common.serialization.ByteArrayDeserializer;
-import org.apache.kafka.common.serialization.StringDeserializer;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -190,16 +187,7 @@ class WireConformanceIT {
                 .build());
     Map<UUID, ConsumerRecord<String, byte[]>> got = new ConcurrentHashMap<>();
     try (KafkaConsumer<String, byte[]> consumer =
-        new KafkaConsumer<>(
-            Map.of(
-                ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG,
-                kafka.bootstrapServers(),
-                ConsumerConfig.GROUP_ID_CONFIG,
-                "wire-" + UUID.randomUUID(),
-                ConsumerConfig.AUTO_OFFSET_RESET_CONFIG,
-                "earliest"),
-            new StringDeserializer(),
-            new ByteArrayDeserializer())) {
+        KafkaReadBack.consumer(kafka.bootstrapServers(), "wire")) {
       consumer.subscribe(Pattern.compile("wire\\..*"));
       Eventually.await(
           "every record",
@@ -239,16 +227,11 @@ class WireConformanceIT {
 
   @Test
   void rabbitMqCarriesEveryFieldAsAmqpStrings() throws Exception {
-    ConnectionFactory factory = new ConnectionFactory();
-    factory.setHost("127.0.0.1");
-    factory.setUsername("guest");
-    factory.setPassword("guest");
+    ConnectionFactory factory = RabbitReadBack.localFactory();
     try (com.rabbitmq.client.Connection connection = factory.newConnection("wire-conformance");
         Channel channel = connection.createChannel()) {
       String exchange = "pgoutbox.test.wire." + UUID.randomUUID();
-      channel.exchangeDeclare(exchange, BuiltinExchangeType.TOPIC, false, true, null);
-      String queue = channel.queueDeclare("", false, true, true, null).getQueue();
-      channel.queueBind(queue, exchange, "#");
+      String queue = RabbitReadBack.boundQueue(channel, exchange);
       // byEventType would need every event type to fit a routing key (255 bytes in UTF-8).
       List<OutboxMessage> sent =
           appendAndDrain(
@@ -429,12 +412,12 @@ class WireConformanceIT {
   }
 
   /**
-   * Publishes the table through the webhook publisher to a real HTTP server, checks the signature
-   * with the Standard Webhooks library and pgoutbox's own headers with an independent RFC 8187
-   * decoder and with {@link WebhookHeaders}, then {@code check}.
+   * A started HTTP server that answers 204 to each request to {@code /events} and puts it (its
+   * headers, as sent, and body) into {@code got} under {@code keyOf} of it.
    */
-  private void webhookRoundTrip(CloudEvents cloudEvents, WebhookCheck check) throws Exception {
-    Map<String, Request> got = new ConcurrentHashMap<>();
+  private static HttpServer startReceiver(
+      Map<String, Request> got, java.util.function.Function<Request, String> keyOf)
+      throws java.io.IOException {
     HttpServer server =
         HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 0);
     server.createContext(
@@ -443,13 +426,23 @@ class WireConformanceIT {
           byte[] body = exchange.getRequestBody().readAllBytes();
           Map<String, List<String>> headers = new HashMap<>();
           exchange.getRequestHeaders().forEach((k, v) -> headers.put(k, List.copyOf(v)));
-          got.put(
-              first(new Request(headers, body), WebhookEventIds.HEADER),
-              new Request(headers, body));
+          Request request = new Request(headers, body);
+          got.put(keyOf.apply(request), request);
           exchange.sendResponseHeaders(204, -1);
           exchange.close();
         });
     server.start();
+    return server;
+  }
+
+  /**
+   * Publishes the table through the webhook publisher to a real HTTP server, checks the signature
+   * with the Standard Webhooks library and pgoutbox's own headers with an independent RFC 8187
+   * decoder and with {@link WebhookHeaders}, then {@code check}.
+   */
+  private void webhookRoundTrip(CloudEvents cloudEvents, WebhookCheck check) throws Exception {
+    Map<String, Request> got = new ConcurrentHashMap<>();
+    HttpServer server = startReceiver(got, r -> first(r, WebhookEventIds.HEADER));
     List<OutboxMessage> sent;
     try {
       WebhookPublisher.Builder builder =
@@ -564,25 +557,10 @@ class WireConformanceIT {
             .cloudEvents(CloudEvents.binary(SOURCE))
             .build());
     try (KafkaConsumer<String, byte[]> consumer =
-        new KafkaConsumer<>(
-            Map.of(
-                ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG,
-                kafka.bootstrapServers(),
-                ConsumerConfig.GROUP_ID_CONFIG,
-                "clash-" + UUID.randomUUID(),
-                ConsumerConfig.AUTO_OFFSET_RESET_CONFIG,
-                "earliest"),
-            new StringDeserializer(),
-            new ByteArrayDeserializer())) {
+        KafkaReadBack.consumer(kafka.bootstrapServers(), "clash")) {
       consumer.subscribe(List.of("clash"));
-      List<ConsumerRecord<String, byte[]>> records = new ArrayList<>();
-      Eventually.await(
-          "the record",
-          Duration.ofMinutes(1),
-          () -> {
-            consumer.poll(Duration.ofMillis(200)).forEach(records::add);
-            return !records.isEmpty();
-          });
+      List<ConsumerRecord<String, byte[]>> records =
+          List.of(KafkaReadBack.awaitFirst(consumer, "the record"));
       Map<String, Integer> counts = new HashMap<>();
       records.get(0).headers().forEach(h -> counts.merge(h.key(), 1, Integer::sum));
       assertThat(counts).allSatisfy((name, n) -> assertThat(n).as(name).isEqualTo(1));
@@ -596,14 +574,9 @@ class WireConformanceIT {
 
     try (io.nats.client.Connection connection = Nats.connect(NATS)) {
       String prefix = "pgoutbox-clash-" + UUID.randomUUID().toString().substring(0, 8);
-      connection
-          .jetStreamManagement()
-          .addStream(StreamConfiguration.builder().name(prefix).subjects(prefix + ".>").build());
+      NatsReadBack.addStream(connection, prefix);
       try {
-        JetStreamSubscription sub =
-            connection
-                .jetStream()
-                .subscribe(prefix + ".>", PushSubscribeOptions.builder().ordered(true).build());
+        JetStreamSubscription sub = NatsReadBack.subscribeOrdered(connection, prefix);
         new RelayDrive(db).truncate().write(List.of(row));
         drainOne(
             NatsPublisher.builder(NATS)
@@ -627,19 +600,7 @@ class WireConformanceIT {
     }
 
     Map<String, Request> got = new ConcurrentHashMap<>();
-    HttpServer server =
-        HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 0);
-    server.createContext(
-        "/events",
-        exchange -> {
-          byte[] body = exchange.getRequestBody().readAllBytes();
-          Map<String, List<String>> headers = new HashMap<>();
-          exchange.getRequestHeaders().forEach((k, v) -> headers.put(k, List.copyOf(v)));
-          got.put("only", new Request(headers, body));
-          exchange.sendResponseHeaders(204, -1);
-          exchange.close();
-        });
-    server.start();
+    HttpServer server = startReceiver(got, r -> "only");
     try {
       new RelayDrive(db).truncate().write(List.of(row));
       drainOne(
@@ -681,14 +642,9 @@ class WireConformanceIT {
   private void natsRoundTrip(CloudEvents cloudEvents, NatsCheck check) throws Exception {
     try (io.nats.client.Connection connection = Nats.connect(NATS)) {
       String prefix = "pgoutbox-wire-" + UUID.randomUUID().toString().substring(0, 8);
-      connection
-          .jetStreamManagement()
-          .addStream(StreamConfiguration.builder().name(prefix).subjects(prefix + ".>").build());
+      NatsReadBack.addStream(connection, prefix);
       try {
-        JetStreamSubscription sub =
-            connection
-                .jetStream()
-                .subscribe(prefix + ".>", PushSubscribeOptions.builder().ordered(true).build());
+        JetStreamSubscription sub = NatsReadBack.subscribeOrdered(connection, prefix);
         NatsPublisher.Builder builder =
             NatsPublisher.builder(NATS).routing(NatsRouting.byTypes(prefix));
         if (cloudEvents != null) {

@@ -200,11 +200,7 @@ final class WalStatements {
    */
   static String publicationState(String schema, boolean pg15) {
     String table = "'" + schema.replace("'", "''") + "'";
-    return "WITH o AS (SELECT c.oid, c.relnamespace FROM pg_catalog.pg_class c"
-        + " JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace"
-        + " WHERE n.nspname = "
-        + table
-        + " AND c.relname = 'outbox_events'),"
+    return outboxTableCte(schema)
         + " t AS (SELECT * FROM pg_catalog.pg_publication_tables"
         + " WHERE pubname = ? AND schemaname = "
         + table
@@ -238,12 +234,7 @@ final class WalStatements {
    * little before the slot's confirmed position answers true as well.
    */
   static String publicationChangedSinceSlot(String schema, boolean pg15) {
-    String table = "'" + schema.replace("'", "''") + "'";
-    return "WITH o AS (SELECT c.oid, c.relnamespace FROM pg_catalog.pg_class c"
-        + " JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace"
-        + " WHERE n.nspname = "
-        + table
-        + " AND c.relname = 'outbox_events'),"
+    return outboxTableCte(schema)
         + " p AS (SELECT oid, xmin FROM pg_catalog.pg_publication WHERE pubname = ?),"
         + " x AS (SELECT p.xmin AS x FROM p"
         + " UNION ALL SELECT r.xmin FROM pg_catalog.pg_publication_rel r, p, o"
@@ -256,6 +247,20 @@ final class WalStatements {
         + " SELECT coalesce(pg_catalog.bool_or(pg_catalog.age(x.x)"
         + " <= pg_catalog.age(sl.catalog_xmin)), false)"
         + " FROM x, pg_catalog.pg_replication_slots sl WHERE sl.slot_name = ?";
+  }
+
+  /**
+   * {@code WITH o AS (...),}: the CTE {@code o} holding the oid and namespace of {@code schema}'s
+   * outbox table, for the publication queries above.
+   */
+  private static String outboxTableCte(String schema) {
+    return "WITH o AS (SELECT c.oid, c.relnamespace FROM pg_catalog.pg_class c"
+        + " JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace"
+        + " WHERE n.nspname = "
+        + "'"
+        + schema.replace("'", "''")
+        + "'"
+        + " AND c.relname = 'outbox_events'),";
   }
 
   static final String SERVER_VERSION_NUM =

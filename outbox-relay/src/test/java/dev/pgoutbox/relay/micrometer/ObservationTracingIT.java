@@ -3,7 +3,6 @@ package dev.pgoutbox.relay.micrometer;
 import static dev.pgoutbox.relay.testing.ExportedSpans.attr;
 import static org.assertj.core.api.Assertions.assertThat;
 
-import com.rabbitmq.client.BuiltinExchangeType;
 import com.rabbitmq.client.Channel;
 import com.rabbitmq.client.ConnectionFactory;
 import com.rabbitmq.client.GetResponse;
@@ -23,6 +22,8 @@ import dev.pgoutbox.relay.nats.NatsRouting;
 import dev.pgoutbox.relay.rabbitmq.RabbitMqPublisher;
 import dev.pgoutbox.relay.rabbitmq.RabbitMqRouting;
 import dev.pgoutbox.relay.testing.ExportedSpans;
+import dev.pgoutbox.relay.testing.NatsReadBack;
+import dev.pgoutbox.relay.testing.RabbitReadBack;
 import dev.pgoutbox.relay.testing.RecordingWebhookReceiver;
 import dev.pgoutbox.relay.webhook.WebhookPublisher;
 import dev.pgoutbox.testing.Eventually;
@@ -42,8 +43,6 @@ import io.nats.client.JetStreamSubscription;
 import io.nats.client.Message;
 import io.nats.client.Nats;
 import io.nats.client.Options;
-import io.nats.client.PushSubscribeOptions;
-import io.nats.client.api.StreamConfiguration;
 import io.opentelemetry.api.common.AttributeKey;
 import io.opentelemetry.api.trace.StatusCode;
 import io.opentelemetry.context.Context;
@@ -106,16 +105,11 @@ class ObservationTracingIT {
 
   @Test
   void rabbitMqConsumerContinuesTheRequestsTraceThroughTheRelaysObservation() throws Exception {
-    ConnectionFactory factory = new ConnectionFactory();
-    factory.setHost("127.0.0.1");
-    factory.setUsername("guest");
-    factory.setPassword("guest");
+    ConnectionFactory factory = RabbitReadBack.localFactory();
     try (com.rabbitmq.client.Connection connection = factory.newConnection("observation-it");
         Channel channel = connection.createChannel()) {
       String exchange = "pgoutbox.test.observation." + UUID.randomUUID();
-      channel.exchangeDeclare(exchange, BuiltinExchangeType.TOPIC, false, true, null);
-      String queue = channel.queueDeclare("", false, true, true, null).getQueue();
-      channel.queueBind(queue, exchange, "#");
+      String queue = RabbitReadBack.boundQueue(channel, exchange);
       SpanData request = writeInRequest();
       try (RabbitMqPublisher publisher =
           RabbitMqPublisher.builder(factory, RabbitMqRouting.byEventType(exchange)).build()) {
@@ -152,14 +146,9 @@ class ObservationTracingIT {
     Options options = new Options.Builder().server("nats://127.0.0.1:4222").build();
     try (io.nats.client.Connection connection = Nats.connect(options)) {
       String prefix = "pgoutbox-observation-" + UUID.randomUUID().toString().substring(0, 8);
-      connection
-          .jetStreamManagement()
-          .addStream(StreamConfiguration.builder().name(prefix).subjects(prefix + ".>").build());
+      NatsReadBack.addStream(connection, prefix);
       try {
-        JetStreamSubscription sub =
-            connection
-                .jetStream()
-                .subscribe(prefix + ".>", PushSubscribeOptions.builder().ordered(true).build());
+        JetStreamSubscription sub = NatsReadBack.subscribeOrdered(connection, prefix);
         SpanData request = writeInRequest();
         try (NatsPublisher publisher =
             NatsPublisher.builder(options).routing(NatsRouting.byTypes(prefix)).build()) {

@@ -3,7 +3,6 @@ package dev.pgoutbox.relay.otel;
 import static dev.pgoutbox.relay.testing.ExportedSpans.attr;
 import static org.assertj.core.api.Assertions.assertThat;
 
-import com.rabbitmq.client.BuiltinExchangeType;
 import com.rabbitmq.client.Channel;
 import com.rabbitmq.client.ConnectionFactory;
 import com.rabbitmq.client.GetResponse;
@@ -24,6 +23,9 @@ import dev.pgoutbox.relay.nats.NatsRouting;
 import dev.pgoutbox.relay.rabbitmq.RabbitMqPublisher;
 import dev.pgoutbox.relay.rabbitmq.RabbitMqRouting;
 import dev.pgoutbox.relay.testing.ExportedSpans;
+import dev.pgoutbox.relay.testing.KafkaReadBack;
+import dev.pgoutbox.relay.testing.NatsReadBack;
+import dev.pgoutbox.relay.testing.RabbitReadBack;
 import dev.pgoutbox.relay.testing.RecordingWebhookReceiver;
 import dev.pgoutbox.relay.webhook.WebhookPublisher;
 import dev.pgoutbox.testing.EmbeddedKafka;
@@ -34,8 +36,6 @@ import io.nats.client.JetStreamSubscription;
 import io.nats.client.Message;
 import io.nats.client.Nats;
 import io.nats.client.Options;
-import io.nats.client.PushSubscribeOptions;
-import io.nats.client.api.StreamConfiguration;
 import io.opentelemetry.api.common.AttributeKey;
 import io.opentelemetry.api.trace.Span;
 import io.opentelemetry.api.trace.SpanKind;
@@ -49,13 +49,8 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
-import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicInteger;
-import org.apache.kafka.clients.consumer.ConsumerConfig;
-import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
-import org.apache.kafka.common.serialization.ByteArrayDeserializer;
-import org.apache.kafka.common.serialization.StringDeserializer;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
@@ -110,26 +105,10 @@ class TracingIT {
     }
     Context received;
     try (KafkaConsumer<String, byte[]> consumer =
-        new KafkaConsumer<>(
-            Map.of(
-                ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG,
-                kafka.bootstrapServers(),
-                ConsumerConfig.GROUP_ID_CONFIG,
-                "traced-" + UUID.randomUUID(),
-                ConsumerConfig.AUTO_OFFSET_RESET_CONFIG,
-                "earliest"),
-            new StringDeserializer(),
-            new ByteArrayDeserializer())) {
+        KafkaReadBack.consumer(kafka.bootstrapServers(), "traced")) {
       consumer.subscribe(List.of("traced"));
-      ConcurrentLinkedQueue<ConsumerRecord<String, byte[]>> records = new ConcurrentLinkedQueue<>();
-      Eventually.await(
-          "the record on Kafka",
-          Duration.ofMinutes(1),
-          () -> {
-            consumer.poll(Duration.ofMillis(200)).forEach(records::add);
-            return !records.isEmpty();
-          });
-      received = KafkaTraceContext.extract(records.peek());
+      received =
+          KafkaTraceContext.extract(KafkaReadBack.awaitFirst(consumer, "the record on Kafka"));
     }
     SpanData producer = onlyProducerSpan();
     assertChildOf(producer, request);
@@ -154,16 +133,11 @@ class TracingIT {
 
   @Test
   void rabbitMqConsumerContinuesTheRequestsTrace() throws Exception {
-    ConnectionFactory factory = new ConnectionFactory();
-    factory.setHost("127.0.0.1");
-    factory.setUsername("guest");
-    factory.setPassword("guest");
+    ConnectionFactory factory = RabbitReadBack.localFactory();
     try (com.rabbitmq.client.Connection connection = factory.newConnection("tracing-it");
         Channel channel = connection.createChannel()) {
       String exchange = "pgoutbox.test.tracing." + UUID.randomUUID();
-      channel.exchangeDeclare(exchange, BuiltinExchangeType.TOPIC, false, true, null);
-      String queue = channel.queueDeclare("", false, true, true, null).getQueue();
-      channel.queueBind(queue, exchange, "#");
+      String queue = RabbitReadBack.boundQueue(channel, exchange);
       Span request = writeInRequest("order");
       try (RabbitMqPublisher publisher =
           RabbitMqPublisher.builder(factory, RabbitMqRouting.byEventType(exchange)).build()) {
@@ -202,14 +176,9 @@ class TracingIT {
     Options options = new Options.Builder().server("nats://127.0.0.1:4222").build();
     try (io.nats.client.Connection connection = Nats.connect(options)) {
       String prefix = "pgoutbox-tracing-" + UUID.randomUUID().toString().substring(0, 8);
-      connection
-          .jetStreamManagement()
-          .addStream(StreamConfiguration.builder().name(prefix).subjects(prefix + ".>").build());
+      NatsReadBack.addStream(connection, prefix);
       try {
-        JetStreamSubscription sub =
-            connection
-                .jetStream()
-                .subscribe(prefix + ".>", PushSubscribeOptions.builder().ordered(true).build());
+        JetStreamSubscription sub = NatsReadBack.subscribeOrdered(connection, prefix);
         Span request = writeInRequest("order");
         try (NatsPublisher publisher =
             NatsPublisher.builder(options).routing(NatsRouting.byTypes(prefix)).build()) {

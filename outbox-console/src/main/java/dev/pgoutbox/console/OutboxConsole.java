@@ -1,32 +1,29 @@
 package dev.pgoutbox.console;
 
+import static dev.pgoutbox.console.ConsoleAnswers.JSON;
+import static dev.pgoutbox.console.ConsoleAnswers.error;
+import static dev.pgoutbox.console.ConsoleAnswers.json;
+import static dev.pgoutbox.console.ConsoleAnswers.number;
+import static dev.pgoutbox.console.ConsoleAnswers.response;
+import static dev.pgoutbox.console.ConsoleAnswers.uuid;
 import static java.util.Objects.requireNonNull;
 
-import com.fasterxml.jackson.core.JsonProcessingException;
-import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.pgoutbox.core.OutboxException;
 import dev.pgoutbox.relay.DeadLetterQuery;
-import dev.pgoutbox.relay.EventSelector;
 import dev.pgoutbox.relay.OutboxAdmin;
 import dev.pgoutbox.relay.OutboxStats;
 import dev.pgoutbox.relay.OutboxStatus;
 import dev.pgoutbox.relay.RelayInstance;
 import dev.pgoutbox.relay.StoredEvent;
 import dev.pgoutbox.relay.WalSlotStats;
-import java.io.IOException;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.format.DateTimeParseException;
-import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.UUID;
-import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -87,8 +84,6 @@ public final class OutboxConsole {
           + " connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
 
   private static final Logger LOG = LoggerFactory.getLogger(OutboxConsole.class);
-  private static final ObjectMapper JSON = new ObjectMapper();
-  private static final int PREVIEW_EVENTS = 20;
   private static final int BLOCKED_LIMIT = 200;
   private static final Duration RATE_WINDOW = Duration.ofMinutes(1);
 
@@ -97,6 +92,8 @@ public final class OutboxConsole {
   private final boolean showPayloads;
   private final boolean tokenPrompt;
   private final Clock clock;
+  private final EventJson events;
+  private final ConsoleWrites writes;
   private final StaticAssets assets = new StaticAssets();
   private final ConsoleHistory history = new ConsoleHistory();
 
@@ -106,6 +103,8 @@ public final class OutboxConsole {
     this.showPayloads = b.showPayloads;
     this.tokenPrompt = b.tokenPrompt;
     this.clock = b.clock;
+    this.events = new EventJson(showPayloads);
+    this.writes = new ConsoleWrites(admin, writesEnabled, events);
   }
 
   /** A builder of a console on {@code admin}: read-only, payloads hidden. */
@@ -202,7 +201,7 @@ public final class OutboxConsole {
             case "discard" -> "discard";
             default -> throw new BadRequest(404, "not-found", "no such API: POST " + route);
           };
-      return post(request, action);
+      return writes.post(request, action);
     }
     return error(405, "method-not-allowed", method + " is not allowed on api/" + route);
   }
@@ -217,7 +216,8 @@ public final class OutboxConsole {
     session.put("show_payloads", showPayloads);
     session.put("can_write", writesEnabled && request.writeRefusal() == null);
     session.put(
-        "write_refusal", !writesEnabled ? readOnlyMessage("writes") : request.writeRefusal());
+        "write_refusal",
+        !writesEnabled ? ConsoleWrites.readOnlyMessage("writes") : request.writeRefusal());
     session.put("token_prompt", tokenPrompt && writesEnabled);
     return session;
   }
@@ -296,7 +296,7 @@ public final class OutboxConsole {
     List<StoredEvent> page = admin.deadLetters(query.build());
     ObjectNode answer = JSON.createObjectNode();
     ArrayNode items = answer.putArray("items");
-    page.forEach(e -> items.add(event(e)));
+    page.forEach(e -> items.add(events.event(e)));
     answer.put("limit", limit);
     if (page.size() == limit) {
       answer.put("next", page.getLast().position());
@@ -321,14 +321,14 @@ public final class OutboxConsole {
                             + " in schema "
                             + admin.schema()
                             + " (never written, discarded or purged)"));
-    return json(event(event, true));
+    return json(events.event(event, true));
   }
 
   private ObjectNode blocked() {
     ObjectNode answer = JSON.createObjectNode();
     ArrayNode items = answer.putArray("items");
     for (StoredEvent head : admin.blockedAggregateHeads(BLOCKED_LIMIT)) {
-      ObjectNode item = event(head);
+      ObjectNode item = events.event(head);
       item.put("reason", waitReason(head));
       items.add(item);
     }
@@ -377,363 +377,6 @@ public final class OutboxConsole {
       slot.put("lost", s.lost());
     }
     return answer;
-  }
-
-  // --- writes ---------------------------------------------------------------------------------
-
-  private ConsoleResponse post(ConsoleRequest request, String action) {
-    String crossSite = crossSiteRefusal(request);
-    if (crossSite != null) {
-      return refuse(request, action, "cross-site", crossSite);
-    }
-    JsonNode body = body(request);
-    String verb = action.equals("preview") ? text(body, "action") : action;
-    if (!"retry".equals(verb) && !"discard".equals(verb)) {
-      throw new BadRequest(
-          400, "bad-request", "action must be 'retry' or 'discard', was '" + verb + "'");
-    }
-    Selection selection = selection(body);
-    if (!action.equals("preview")) {
-      if (!writesEnabled) {
-        return refuse(request, action, "read-only", readOnlyMessage(action));
-      }
-      if (request.writeRefusal() != null) {
-        return refuse(request, action, "not-allowed", request.writeRefusal());
-      }
-    }
-    List<StoredEvent> events = candidates(verb, selection);
-    ObjectNode answer = JSON.createObjectNode();
-    answer.put("action", verb);
-    answer.put("selection", selection.toString());
-    answer.put("matched", events.size());
-    if (action.equals("preview")) {
-      ArrayNode listed = answer.putArray("events");
-      events.stream().limit(PREVIEW_EVENTS).forEach(e -> listed.add(event(e)));
-      return json(answer);
-    }
-    JsonNode expected = body.get("expected");
-    if (expected != null && !expected.isNull() && expected.asLong(-1) != events.size()) {
-      return refuse(
-          request,
-          action,
-          "changed",
-          "the selection changed since it was confirmed: "
-              + events.size()
-              + " event(s) now, "
-              + expected.asText()
-              + " confirmed; preview it again");
-    }
-    List<UUID> ids = events.stream().map(StoredEvent::id).toList();
-    int changed = verb.equals("retry") ? admin.retryEvents(ids) : admin.discardEvents(ids);
-    (verb.equals("retry") ? LOG.atInfo() : LOG.atWarn())
-        .addKeyValue("action", verb)
-        .addKeyValue("principal", request.caller())
-        .addKeyValue("selection", selection.toString())
-        .addKeyValue("rows", changed)
-        .log(
-            "pgoutbox-console[{}] - {} by {}: {} of {} event(s) ({})",
-            admin.schema(),
-            verb.equals("retry") ? "Retry" : "Discard",
-            request.caller(),
-            changed,
-            ids.size(),
-            selection);
-    answer.put("changed", changed);
-    return json(answer);
-  }
-
-  /** Why a POST is refused as cross-site; null when it is same-origin. */
-  private static @Nullable String crossSiteRefusal(ConsoleRequest request) {
-    String contentType = request.header("Content-Type");
-    if (contentType == null
-        || !contentType.toLowerCase(java.util.Locale.ROOT).startsWith("application/json")) {
-      return "a write must send Content-Type application/json, was " + contentType;
-    }
-    if (request.header(WRITE_HEADER) == null) {
-      return "a write must carry the header " + WRITE_HEADER + " (the console's page sends it)";
-    }
-    String fetchSite = request.header("Sec-Fetch-Site");
-    if (fetchSite != null && !fetchSite.equals("same-origin") && !fetchSite.equals("none")) {
-      return "a write must come from the console's own page, Sec-Fetch-Site was " + fetchSite;
-    }
-    String origin = request.header("Origin");
-    String host = request.header("Host");
-    if (origin != null) {
-      String originHost = origin.replaceFirst("^https?://", "");
-      if (host == null || origin.equals(originHost) || !originHost.equalsIgnoreCase(host)) {
-        return "a write must come from the console's own origin, Origin was "
-            + origin
-            + " for Host "
-            + host;
-      }
-    }
-    return null;
-  }
-
-  private ConsoleResponse refuse(
-      ConsoleRequest request, String action, String code, @Nullable String why) {
-    String message = why == null ? "refused" : why;
-    LOG.atWarn()
-        .addKeyValue("action", action)
-        .addKeyValue("principal", request.caller())
-        .addKeyValue("refusal", code)
-        .log(
-            "pgoutbox-console[{}] - Refused {} by {}: {}",
-            admin.schema(),
-            action,
-            request.caller(),
-            message);
-    return error(code.equals("changed") ? 409 : 403, code, message);
-  }
-
-  private static String readOnlyMessage(String action) {
-    return "the console is read-only: "
-        + action
-        + " is refused until writes are enabled (pgoutbox.console.writes-enabled,"
-        + " admin serve --writes)";
-  }
-
-  private List<StoredEvent> candidates(String verb, Selection selection) {
-    boolean retry = verb.equals("retry");
-    if (selection.ids() != null) {
-      List<StoredEvent> events = new ArrayList<>();
-      for (UUID id : selection.ids()) {
-        EventSelector one = EventSelector.id(id);
-        events.addAll(retry ? admin.retryable(one, 1) : admin.discardable(one, 1));
-      }
-      return events;
-    }
-    EventSelector selector = requireNonNull(selection.selector());
-    List<StoredEvent> events =
-        retry
-            ? admin.retryable(selector, OutboxAdmin.MAX_SELECTION)
-            : admin.discardable(selector, OutboxAdmin.MAX_SELECTION);
-    if (events.size() >= OutboxAdmin.MAX_SELECTION) {
-      throw new BadRequest(
-          400,
-          "too-many",
-          selector
-              + " selects "
-              + OutboxAdmin.MAX_SELECTION
-              + " events or more; the console touches at most "
-              + OutboxAdmin.MAX_SELECTION
-              + " at a time: narrow the selection");
-    }
-    return events;
-  }
-
-  /** Events by ids, or by an {@link EventSelector} (aggregate or type). */
-  private record Selection(@Nullable List<UUID> ids, @Nullable EventSelector selector) {
-    @Override
-    public String toString() {
-      return ids != null ? ids.size() + " selected event(s) " + ids : String.valueOf(selector);
-    }
-  }
-
-  private static Selection selection(JsonNode body) {
-    JsonNode ids = body.get("ids");
-    String aggregateType = text(body, "aggregate_type");
-    String aggregateId = text(body, "aggregate_id");
-    String eventType = text(body, "event_type");
-    int ways =
-        (ids != null && !ids.isNull() ? 1 : 0)
-            + (aggregateType != null || aggregateId != null ? 1 : 0)
-            + (eventType != null ? 1 : 0);
-    if (ways != 1) {
-      throw new BadRequest(
-          400,
-          "bad-request",
-          "a selection names exactly one of ids, aggregate_type with aggregate_id, or event_type;"
-              + " was given "
-              + ways);
-    }
-    if (ids != null && !ids.isNull()) {
-      if (!ids.isArray() || ids.isEmpty() || ids.size() > MAX_IDS) {
-        throw new BadRequest(
-            400,
-            "bad-request",
-            "ids must be an array of 1 to " + MAX_IDS + " event ids, was " + ids.size());
-      }
-      List<UUID> list = new ArrayList<>();
-      for (JsonNode id : ids) {
-        list.add(uuid(id.asText(), "ids"));
-      }
-      return new Selection(List.copyOf(new java.util.LinkedHashSet<>(list)), null);
-    }
-    if (eventType != null) {
-      return new Selection(null, EventSelector.eventType(eventType));
-    }
-    if (aggregateType == null || aggregateId == null) {
-      throw new BadRequest(
-          400, "bad-request", "aggregate_type and aggregate_id go together: give both");
-    }
-    return new Selection(null, EventSelector.aggregate(aggregateType, aggregateId));
-  }
-
-  private static JsonNode body(ConsoleRequest request) {
-    if (request.body().length > MAX_BODY_BYTES) {
-      throw new BadRequest(
-          413,
-          "too-large",
-          "the body must be at most " + MAX_BODY_BYTES + " bytes, was " + request.body().length);
-    }
-    try {
-      JsonNode body = JSON.readTree(request.body());
-      if (body == null || !body.isObject()) {
-        throw new BadRequest(400, "bad-request", "the body must be a JSON object");
-      }
-      return body;
-    } catch (JsonProcessingException e) {
-      throw new BadRequest(400, "bad-request", "the body is not JSON: " + e.getOriginalMessage());
-    } catch (IOException e) {
-      throw new BadRequest(400, "bad-request", "the body could not be read: " + e.getMessage());
-    }
-  }
-
-  // --- JSON -----------------------------------------------------------------------------------
-
-  private ObjectNode event(StoredEvent e) {
-    return event(e, false);
-  }
-
-  /** An event as JSON; {@code detail}: with its headers, as one event's page shows them. */
-  private ObjectNode event(StoredEvent e, boolean detail) {
-    ObjectNode event = JSON.createObjectNode();
-    event.put("id", e.id().toString());
-    event.put("position", e.position());
-    event.put("aggregate_type", e.aggregateType());
-    event.put("aggregate_id", e.aggregateId());
-    event.put("event_type", e.eventType());
-    event.put("state", e.state());
-    event.put("attempts", e.attempts());
-    event.put("last_error", e.lastError());
-    event.put("created_at", e.createdAt().toString());
-    event.put("retry_after", text(e.retryAfter()));
-    event.put("dead_at", text(e.deadAt()));
-    event.put("processed_at", text(e.processedAt()));
-    event.put("parked", e.parked());
-    if (detail) {
-      ArrayNode errors = event.putArray("errors");
-      for (StoredEvent.FailedAttempt f : e.failures()) {
-        errors
-            .addObject()
-            .put("attempt", f.attempt())
-            .put("at", f.at().toString())
-            .put("error", f.error())
-            .put("dead", f.dead());
-      }
-      // Headers may carry credentials: their values only where payloads are shown, else the names.
-      if (showPayloads) {
-        event.put("headers", e.headers());
-      } else {
-        ArrayNode names = event.putArray("header_names");
-        try {
-          JSON.readTree(e.headers()).fieldNames().forEachRemaining(names::add);
-        } catch (JsonProcessingException malformed) {
-          names.add("(unreadable)");
-        }
-      }
-    }
-    if (showPayloads && e.payload() != null) {
-      event.put("payload", e.payload());
-    }
-    event.put("payload_hidden", !showPayloads);
-    return event;
-  }
-
-  private static @Nullable String text(@Nullable Instant instant) {
-    return instant == null ? null : instant.toString();
-  }
-
-  private static @Nullable String text(JsonNode body, String field) {
-    JsonNode value = body.get(field);
-    if (value == null || value.isNull()) {
-      return null;
-    }
-    if (!value.isTextual() || value.asText().isEmpty()) {
-      throw new BadRequest(400, "bad-request", field + " must be a non-empty string");
-    }
-    return value.asText();
-  }
-
-  private static long number(
-      ConsoleRequest request, String name, long fallback, long min, long max) {
-    String value = request.param(name);
-    if (value == null) {
-      return fallback;
-    }
-    try {
-      long n = Long.parseLong(value);
-      if (n < min || n > max) {
-        throw new NumberFormatException();
-      }
-      return n;
-    } catch (NumberFormatException e) {
-      throw new BadRequest(
-          400,
-          "bad-request",
-          name
-              + " must be a whole number between "
-              + min
-              + " and "
-              + max
-              + ", was '"
-              + value
-              + "'");
-    }
-  }
-
-  private static UUID uuid(String text, String field) {
-    try {
-      return UUID.fromString(text);
-    } catch (IllegalArgumentException e) {
-      throw new BadRequest(
-          400, "bad-request", field + " must hold event ids (UUIDs), was '" + text + "'");
-    }
-  }
-
-  private static ConsoleResponse json(JsonNode document) {
-    try {
-      return response(200, "application/json", JSON.writeValueAsBytes(document));
-    } catch (JsonProcessingException e) {
-      throw new IllegalStateException(e);
-    }
-  }
-
-  private static ConsoleResponse error(int status, String code, String message) {
-    ObjectNode error = JSON.createObjectNode();
-    error.put("status", status);
-    error.put("code", code);
-    error.put("error", message);
-    try {
-      return response(status, "application/json", JSON.writeValueAsBytes(error));
-    } catch (JsonProcessingException e) {
-      throw new IllegalStateException(e);
-    }
-  }
-
-  private static ConsoleResponse response(int status, String contentType, byte[] body) {
-    Map<String, String> headers = new LinkedHashMap<>();
-    headers.put("Content-Type", contentType);
-    headers.put("Content-Security-Policy", CONTENT_SECURITY_POLICY);
-    headers.put("X-Content-Type-Options", "nosniff");
-    headers.put("X-Frame-Options", "DENY");
-    headers.put("Referrer-Policy", "no-referrer");
-    headers.put("Cache-Control", "no-store");
-    return new ConsoleResponse(status, headers, body);
-  }
-
-  /** A request the console answers with an error status instead of data. */
-  private static final class BadRequest extends RuntimeException {
-    private static final long serialVersionUID = 1L;
-    private final int status;
-    private final String code;
-
-    BadRequest(int status, String code, String message) {
-      super(message, null, false, false);
-      this.status = status;
-      this.code = code;
-    }
   }
 
   @Override

@@ -195,13 +195,14 @@ final class ServeCommand extends AdminVerb {
         url,
         writes ? "writes enabled, each needs the token" : "read-only",
         showPayloads ? "shown" : "hidden");
-    out.println("Serving " + url);
     if (writes && generated) {
       out.println("Write token: " + writeToken);
       out.println("Open " + url + "#token=" + writeToken);
     } else if (writes) {
       out.println("Write token: the one given with --token or " + TOKEN_VARIABLE);
     }
+    // The last line of the start: whatever reads the output knows the rest was printed before it.
+    out.println("Serving " + url);
     if (!address.isLoopbackAddress()) {
       err()
           .println(

@@ -13,6 +13,7 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 /**
  * The code in the pages is the code the build compiles: every {@code ```java} block of README.md
@@ -42,6 +43,21 @@ class DocSnippetsTest {
     assertThat(quoted.keySet())
         .as("every marked region of the docs module is on a page")
         .containsAll(markedRegions(root));
+  }
+
+  @Test
+  void anUnmarkedJavaBlockAndAStaleCopyAreBothReported(@TempDir Path dir) throws IOException {
+    Path page = dir.resolve("page.md");
+    Files.writeString(
+        page,
+        "```java\nint unmarked;\n```\n\n<!-- snippet: "
+            + SNIPPETS
+            + "/snippets/SecuritySnippets.java#grant -->\n```java\nstale();\n```\n");
+    List<String> problems = new ArrayList<>();
+    checkPage(repositoryRoot(), page, new LinkedHashMap<>(), problems);
+    assertThat(problems).hasSize(2);
+    assertThat(problems.get(0)).endsWith("page.md:1: a java block without a snippet marker");
+    assertThat(problems.get(1)).contains("page.md:6: differs from").contains("#grant");
   }
 
   private static void checkPage(

@@ -207,9 +207,9 @@ public final class OutboxAdmin {
    * back (a long transaction anywhere in the database, a replica with {@code hot_standby_feedback})
    * fills them with entries of published events; vacuum removes those entries afterwards, but an
    * index never gives its pages back, and the claim then reads the sparse pages: in the soak, after
-   * a 5-minute window, claims stayed 4x slower until the rebuild (see docs/operations.md). Run it
-   * when {@link OutboxTableStats#pendingIndexBytes()} stays far above what the pending rows need,
-   * once the long transaction has ended (the rebuild waits for transactions older than it).
+   * a 5-minute window, claims stayed 4x slower until the rebuild (see docs/alerts.md). Run it when
+   * {@link OutboxTableStats#pendingIndexBytes()} stays far above what the pending rows need, once
+   * the long transaction has ended (the rebuild waits for transactions older than it).
    *
    * <p>Writers and relays keep going while it runs: a concurrent rebuild builds the new index
    * beside the old one and swaps them, taking no lock that blocks inserts, claims or marks. It

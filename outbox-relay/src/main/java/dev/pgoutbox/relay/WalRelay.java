@@ -65,7 +65,7 @@ import org.jspecify.annotations.Nullable;
  * platform threads. Without an executor the relay creates a pool of three. Virtual threads work,
  * but the reader's latency then depends on the host's other virtual threads: woken by data, it also
  * waits for a free carrier (measured at 500 events/s on two cores: p99 3-64 ms on virtual threads
- * against 2-4 ms on platform threads; docs/wal-relay.md, Figures).
+ * against 2-4 ms on platform threads; docs/results/2026-12-01-to-12-03-wal-relay-figures.md).
  *
  * <p>Do not run an {@link OutboxRelay} on the same outbox at the same time: it would publish events
  * the reader publishes too. Thread-safe; {@link #start()} once.
@@ -493,9 +493,9 @@ public final class WalRelay implements AutoCloseable {
      * on}, {@code hot_standby_feedback = on}, a {@code primary_slot_name} and a {@code dbname} in
      * its {@code primary_conninfo} keeps a copy of the slot; once it is promoted, the relays resume
      * from that copy instead of falling back to the table. Set the primary's {@code
-     * synchronized_standby_slots} to the standby's physical slot, and see docs/wal-relay.md
-     * (fail-over) for what else the standby must guarantee. A new slot is made one at its creation;
-     * an existing slot at the next start that finds it unread.
+     * synchronized_standby_slots} to the standby's physical slot, and see
+     * docs/wal-relay-failover.md for what else the standby must guarantee. A new slot is made one
+     * at its creation; an existing slot at the next start that finds it unread.
      */
     public Builder failoverSlot(boolean failoverSlot) {
       this.failoverSlot = failoverSlot;

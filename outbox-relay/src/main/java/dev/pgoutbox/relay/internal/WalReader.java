@@ -48,8 +48,8 @@ import org.postgresql.replication.PGReplicationStream;
  * settled ({@link WalCompleter}). A chain of short tasks on the executor, like {@link RelayLoop};
  * while idle it waits for data on the executor's thread, at most {@link #IDLE_SLICE} at a time.
  *
- * <p>The rules it follows are told in docs/wal-relay.md: it publishes a row only if the row is not
- * parked, and only it parks rows.
+ * <p>The rules it follows are told in docs/wal-relay-internals.md: it publishes a row only if the
+ * row is not parked, and only it parks rows.
  */
 public final class WalReader implements Runnable {
 

@@ -26,7 +26,8 @@ import org.springframework.boot.context.properties.ConfigurationProperties;
  * bound (Boot adds the property name, the library the bound).
  *
  * <p>Defaults are the library's (a test checks they agree with {@link RelayConfig#ofDefaults()}),
- * written as literals so that the generated metadata shows them; docs/spring-boot.md lists them.
+ * written as literals so that the generated metadata shows them; docs/spring-boot-properties.md
+ * lists them.
  */
 @ConfigurationProperties("pgoutbox")
 public class PgOutboxProperties {

@@ -35,7 +35,7 @@ import org.springframework.test.context.DynamicPropertySource;
 
 /**
  * The web console served by the starter at a configured path, behind Spring Security as
- * docs/spring-boot.md shows, driven in headless Chromium: the operator (role OUTBOX_ADMIN) sees the
+ * docs/console.md shows, driven in headless Chromium: the operator (role OUTBOX_ADMIN) sees the
  * planted dead letter, retries it (the relay publishes it) and discards another; a signed-in user
  * without the role and a cross-site page are refused, and the event they aimed at stays dead.
  */
@@ -73,7 +73,7 @@ class ConsoleBrowserBootIT {
           User.withUsername("bob").password("{noop}bob-password").roles("OUTBOX_READER").build());
     }
 
-    // docs/operations.md "Web console" begin
+    // snippet:start console-security
     @Bean
     SecurityFilterChain consoleSecurity(HttpSecurity http) throws Exception {
       http.securityMatcher("/ops/outbox", "/ops/outbox/**")
@@ -83,7 +83,7 @@ class ConsoleBrowserBootIT {
           .csrf(csrf -> csrf.ignoringRequestMatchers("/ops/outbox/api/**"));
       return http.build();
     }
-    // docs/operations.md "Web console" end
+    // snippet:end console-security
   }
 
   @DynamicPropertySource

@@ -8,8 +8,6 @@ import dev.pgoutbox.spring.boot.EndpointTests.Response;
 import dev.pgoutbox.spring.boot.OutboxEndpointReadOnlyIT.RecordingPublisher;
 import dev.pgoutbox.testing.Eventually;
 import dev.pgoutbox.testing.TestSchema;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -40,10 +38,10 @@ import org.springframework.test.context.DynamicPropertySource;
 
 /**
  * The {@code outbox} endpoint's writes turned on behind the Spring Security filter chain that
- * docs/spring-boot.md shows, word for word: anonymous callers, a reader without the role and a
- * wrong password are refused before the endpoint runs, on the endpoint's path and on every variant
- * of it tried, and the dead letter's row stays as it was; the operator's retry and discard succeed
- * and are logged under the operator's name.
+ * docs/spring-boot-endpoint.md shows (DocSnippetsTest keeps the page equal to it): anonymous
+ * callers, a reader without the role and a wrong password are refused before the endpoint runs, on
+ * the endpoint's path and on every variant of it tried, and the dead letter's row stays as it was;
+ * the operator's retry and discard succeed and are logged under the operator's name.
  */
 @SpringBootTest(
     classes = OutboxEndpointSecurityIT.App.class,
@@ -80,7 +78,7 @@ class OutboxEndpointSecurityIT {
           User.withUsername("bob").password("{noop}bob-password").roles("OUTBOX_READER").build());
     }
 
-    // docs/spring-boot.md "Securing the writes" begin
+    // snippet:start actuator-security
     @Bean
     SecurityFilterChain actuatorSecurity(HttpSecurity http) throws Exception {
       http.securityMatcher(EndpointRequest.toAnyEndpoint())
@@ -103,7 +101,7 @@ class OutboxEndpointSecurityIT {
           .csrf(csrf -> csrf.ignoringRequestMatchers(EndpointRequest.toAnyEndpoint()));
       return http.build();
     }
-    // docs/spring-boot.md "Securing the writes" end
+    // snippet:end actuator-security
   }
 
   @DynamicPropertySource
@@ -214,28 +212,5 @@ class OutboxEndpointSecurityIT {
                 assertThat(line)
                     .startsWith("WARN ")
                     .contains("Discard of event " + discarded + " by alice: 1 row"));
-  }
-
-  @Test
-  void theChainIsTheOneTheDocsShow() throws Exception {
-    String source =
-        Files.readString(
-            Path.of("src/test/java/dev/pgoutbox/spring/boot/OutboxEndpointSecurityIT.java"));
-    String marker = "// docs/spring-boot.md \"Securing the writes\" ";
-    String chain =
-        source.substring(
-            source.indexOf(marker + "begin") + (marker + "begin").length(),
-            source.indexOf(marker + "end"));
-    String docs = Files.readString(Path.of("../docs/spring-boot.md"));
-    String section = docs.substring(docs.indexOf("### Securing the writes"));
-    String snippet =
-        section.substring(
-            section.indexOf("```java") + "```java".length(),
-            section.indexOf("```", section.indexOf("```java") + 7));
-    assertThat(words(snippet)).isEqualTo(words(chain));
-  }
-
-  private static String words(String code) {
-    return code.strip().replaceAll("\\s+", " ");
   }
 }

@@ -114,10 +114,10 @@ class PgOutboxPropertiesTest {
     Set<String> documented = new TreeSet<>();
     Matcher row =
         Pattern.compile("(?m)^\\| `(pgoutbox\\.[a-z0-9.-]+)` \\|")
-            .matcher(Files.readString(Path.of("../docs/spring-boot.md")));
+            .matcher(Files.readString(Path.of("../docs/spring-boot-properties.md")));
     while (row.find()) {
       documented.add(row.group(1));
     }
-    assertThat(documented).as("properties in docs/spring-boot.md").isEqualTo(generated);
+    assertThat(documented).as("properties in docs/spring-boot-properties.md").isEqualTo(generated);
   }
 }

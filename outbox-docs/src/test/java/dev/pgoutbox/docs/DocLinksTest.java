@@ -1,4 +1,4 @@
-package dev.pgoutbox.relay.docs;
+package dev.pgoutbox.docs;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -22,7 +22,7 @@ import org.junit.jupiter.api.Test;
  * the file exists, and an anchor ({@code page.md#section}, or {@code #section} on the same page)
  * names a heading of that page as GitHub renders its id (lower case, punctuation dropped, spaces as
  * hyphens, {@code -1}, {@code -2} for repeats) or an explicit {@code <a id>}. Links inside code
- * blocks are not links and are skipped.
+ * blocks are not links and are skipped. The alert rules' runbook links are checked the same way.
  */
 class DocLinksTest {
 
@@ -64,6 +64,25 @@ class DocLinksTest {
     }
     assertThat(checked).as("relative links found").isGreaterThan(50);
     assertThat(broken).as("links that lead nowhere").isEmpty();
+  }
+
+  @Test
+  void everyRunbookOfTheAlertRulesLeadsToAHeading() throws IOException {
+    Path root = DocSnippetsTest.repositoryRoot();
+    Matcher runbook =
+        Pattern.compile("runbook: \"([^\"#]+)#([^\"]+)\"")
+            .matcher(Files.readString(root.resolve("monitoring/prometheus-rules.yml")));
+    List<String> broken = new ArrayList<>();
+    int checked = 0;
+    while (runbook.find()) {
+      checked++;
+      Path page = root.resolve(runbook.group(1));
+      if (!Files.isRegularFile(page) || !anchorsOf(page).contains(runbook.group(2))) {
+        broken.add(runbook.group(1) + "#" + runbook.group(2));
+      }
+    }
+    assertThat(checked).as("runbook links in monitoring/prometheus-rules.yml").isGreaterThan(10);
+    assertThat(broken).as("runbooks that lead nowhere").isEmpty();
   }
 
   @Test

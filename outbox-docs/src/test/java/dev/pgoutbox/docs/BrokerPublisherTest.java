@@ -1,10 +1,10 @@
-package dev.pgoutbox.relay.docs;
+package dev.pgoutbox.docs;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.pgoutbox.docs.BrokerClient.Message;
 import dev.pgoutbox.relay.OutboxMessage;
 import dev.pgoutbox.relay.PublishResult;
-import dev.pgoutbox.relay.docs.BrokerClient.Message;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;

@@ -1,4 +1,4 @@
-package dev.pgoutbox.relay.docs;
+package dev.pgoutbox.docs;
 
 import java.time.Duration;
 import java.util.ArrayList;

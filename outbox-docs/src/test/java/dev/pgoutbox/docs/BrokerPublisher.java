@@ -1,4 +1,4 @@
-package dev.pgoutbox.relay.docs;
+package dev.pgoutbox.docs;
 
 // snippet:start publisher
 import dev.pgoutbox.relay.AggregateSequencer;

@@ -1,16 +1,15 @@
-package dev.pgoutbox.relay.docs;
+package dev.pgoutbox.docs;
 
 import static dev.pgoutbox.db.jooq.Tables.OUTBOX_EVENTS;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.pgoutbox.docs.BrokerClient.Message;
+import dev.pgoutbox.docs.InMemoryBroker.Reaction;
 import dev.pgoutbox.relay.OutboxRelay;
 import dev.pgoutbox.relay.Publisher;
 import dev.pgoutbox.relay.RelayConfig;
-import dev.pgoutbox.relay.docs.BrokerClient.Message;
-import dev.pgoutbox.relay.docs.InMemoryBroker.Reaction;
-import dev.pgoutbox.relay.testing.EventRows;
 import dev.pgoutbox.testing.Eventually;
 import dev.pgoutbox.testing.TestSchema;
 import io.github.resilience4j.core.IntervalFunction;

@@ -1,4 +1,4 @@
-package dev.pgoutbox.relay.docs;
+package dev.pgoutbox.docs;
 
 import static org.assertj.core.api.Assertions.assertThat;
 

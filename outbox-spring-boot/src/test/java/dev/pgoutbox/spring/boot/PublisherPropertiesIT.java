@@ -122,6 +122,21 @@ class PublisherPropertiesIT {
   }
 
   @Test
+  void natsWithoutItsModuleSaysWhichDependencyIsMissing() {
+    runner()
+        .withClassLoader(new FilteredClassLoader("dev.pgoutbox.relay.nats"))
+        .withPropertyValues("pgoutbox.publisher.type=nats")
+        .run(
+            context -> {
+              assertThat(context).hasFailed();
+              assertThat(context.getStartupFailure())
+                  .hasStackTraceContaining(
+                      "pgoutbox.publisher.type=nats but no such publisher could be built: it"
+                          + " needs dev.pgoutbox:pgoutbox-nats");
+            });
+  }
+
+  @Test
   void natsWithoutItsClientSaysWhichDependencyIsMissing() {
     runner()
         .withClassLoader(new FilteredClassLoader("io.nats"))
@@ -132,7 +147,7 @@ class PublisherPropertiesIT {
               assertThat(context.getStartupFailure())
                   .hasStackTraceContaining(
                       "pgoutbox.publisher.type=nats but no such publisher could be built: it"
-                          + " needs io.nats:jnats");
+                          + " needs dev.pgoutbox:pgoutbox-nats");
             });
   }
 

@@ -30,9 +30,8 @@ import org.jspecify.annotations.Nullable;
  *       cancels the stage, which must then send nothing more, and can keep the answers that arrived
  *       ({@link AggregateSequencer.Run#answeredSoFar()}).
  *   <li><b>Bounded hints.</b> A {@link PublishResult.Retryable#retryAfter()} hint taken from the
- *       broker is bounded by the publisher (e.g. {@link
- *       dev.pgoutbox.relay.webhook.WebhookPublisher#MAX_RETRY_AFTER}); never pass on an absurd
- *       {@code Duration}.
+ *       broker is bounded by the publisher (e.g. {@code WebhookPublisher.MAX_RETRY_AFTER} of
+ *       pgoutbox-webhook); never pass on an absurd {@code Duration}.
  * </ul>
  *
  * <p>An implementation sends the event id as the broker's deduplication key (Kafka header, AMQP

@@ -78,11 +78,11 @@ public abstract sealed class RelayBuilder<B extends RelayBuilder<B>>
    * dev.pgoutbox.relay.otel}) for one PRODUCER span per event, {@code
    * ObservationTracing.builder(observationRegistry).tracer(tracer).build()} (package {@code
    * dev.pgoutbox.relay.micrometer}) for the same through Micrometer's Observation API, or {@link
-   * PublishTracing#NONE}. Default: OpenTelemetry tracing with the global instance when
-   * OpenTelemetry's API is on the class path and {@code GlobalOpenTelemetry} is set when {@code
-   * build()} runs (the Java agent sets it; an API before 1.57 cannot tell, so none), otherwise
-   * none. Without tracing, the {@code traceparent} the writer stored still reaches the consumer as
-   * it was.
+   * PublishTracing#NONE}. Default: the first {@link AutomaticTracing} on the class path that
+   * answers; with pgoutbox-opentelemetry that is OpenTelemetry tracing with the global instance
+   * when {@code GlobalOpenTelemetry} is set when {@code build()} runs (the Java agent sets it; an
+   * API before 1.57 cannot tell, so none), otherwise none. Without tracing, the {@code traceparent}
+   * the writer stored still reaches the consumer as it was.
    */
   public B tracing(PublishTracing tracing) {
     this.tracing = requireNonNull(tracing, "tracing must not be null");

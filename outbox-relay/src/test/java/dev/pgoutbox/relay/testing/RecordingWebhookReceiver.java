@@ -2,7 +2,6 @@ package dev.pgoutbox.relay.testing;
 
 import com.sun.net.httpserver.Headers;
 import com.sun.net.httpserver.HttpServer;
-import dev.pgoutbox.relay.webhook.WebhookPublisher;
 import java.io.IOException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
@@ -45,9 +44,9 @@ public final class RecordingWebhookReceiver implements AutoCloseable {
     return server.getAddress().getPort();
   }
 
-  /** A webhook publisher that posts to this receiver; the caller closes it. */
-  public WebhookPublisher publisher() {
-    return WebhookPublisher.builder(URI.create("http://127.0.0.1:" + port() + "/events")).build();
+  /** The URL a webhook publisher posts to, to reach this receiver. */
+  public URI endpoint() {
+    return URI.create("http://127.0.0.1:" + port() + "/events");
   }
 
   /** The headers of the requests received so far, first received first. */

@@ -186,7 +186,11 @@ public final class PgOutboxAutoConfiguration {
 
   /** The relay's Micrometer metrics, when the application has a {@link MeterRegistry}. */
   @Configuration(proxyBeanMethods = false)
-  @ConditionalOnClass(name = "io.micrometer.core.instrument.MeterRegistry")
+  @ConditionalOnClass(
+      name = {
+        "io.micrometer.core.instrument.MeterRegistry",
+        "dev.pgoutbox.relay.micrometer.MicrometerRelayMetrics"
+      })
   @ConditionalOnBooleanProperty(name = "pgoutbox.relay.enabled", matchIfMissing = true)
   static class MetricsConfiguration {
 

@@ -60,11 +60,12 @@ final class PublisherConfigurations {
     }
     String missing =
         switch (type) {
-          case KAFKA -> "org.apache.kafka:kafka-clients (or spring-boot-starter-kafka)";
+          case KAFKA -> "dev.pgoutbox:pgoutbox-kafka";
           case RABBITMQ ->
-              "spring-boot-starter-amqp (the publisher uses Boot's RabbitMQ connection)";
-          case NATS -> "io.nats:jnats";
-          case WEBHOOK -> "nothing but the JDK; was the Publisher bean excluded?";
+              "dev.pgoutbox:pgoutbox-rabbitmq and spring-boot-starter-amqp (the publisher uses"
+                  + " Boot's RabbitMQ connection)";
+          case NATS -> "dev.pgoutbox:pgoutbox-nats";
+          case WEBHOOK -> "dev.pgoutbox:pgoutbox-webhook";
         };
     return "pgoutbox: "
         + TYPE
@@ -98,7 +99,11 @@ final class PublisherConfigurations {
    * {@code pgoutbox.publisher.kafka.*}, then the publisher's own ordering settings.
    */
   @Configuration(proxyBeanMethods = false)
-  @ConditionalOnClass(name = "org.apache.kafka.clients.producer.KafkaProducer")
+  @ConditionalOnClass(
+      name = {
+        "org.apache.kafka.clients.producer.KafkaProducer",
+        "dev.pgoutbox.relay.kafka.KafkaPublisher"
+      })
   @ConditionalOnProperty(name = TYPE, havingValue = "kafka")
   static class KafkaPublisherConfiguration {
 
@@ -169,7 +174,8 @@ final class PublisherConfigurations {
   @ConditionalOnClass(
       name = {
         "com.rabbitmq.client.ConnectionFactory",
-        "org.springframework.amqp.rabbit.connection.CachingConnectionFactory"
+        "org.springframework.amqp.rabbit.connection.CachingConnectionFactory",
+        "dev.pgoutbox.relay.rabbitmq.RabbitMqPublisher"
       })
   @ConditionalOnProperty(name = TYPE, havingValue = "rabbitmq")
   static class RabbitMqPublisherConfiguration {
@@ -197,7 +203,7 @@ final class PublisherConfigurations {
 
   /** {@code type=nats}: a connection of the publisher's own, reconnecting forever. */
   @Configuration(proxyBeanMethods = false)
-  @ConditionalOnClass(name = "io.nats.client.Options")
+  @ConditionalOnClass(name = {"io.nats.client.Options", "dev.pgoutbox.relay.nats.NatsPublisher"})
   @ConditionalOnProperty(name = TYPE, havingValue = "nats")
   static class NatsPublisherConfiguration {
 
@@ -241,6 +247,7 @@ final class PublisherConfigurations {
 
   /** {@code type=webhook}: every event POSTed to one URL. */
   @Configuration(proxyBeanMethods = false)
+  @ConditionalOnClass(name = "dev.pgoutbox.relay.webhook.WebhookPublisher")
   @ConditionalOnProperty(name = TYPE, havingValue = "webhook")
   static class WebhookPublisherConfiguration {
 

@@ -29,14 +29,16 @@ final class RelayTracingSelection {
     }
     boolean link = properties.isLinkToStoredContext();
     ClassLoader loader = RelayTracingSelection.class.getClassLoader();
-    if (ClassUtils.isPresent("io.micrometer.observation.ObservationRegistry", loader)
+    if (ClassUtils.isPresent("dev.pgoutbox.relay.micrometer.ObservationTracing", loader)
+        && ClassUtils.isPresent("io.micrometer.observation.ObservationRegistry", loader)
         && ClassUtils.isPresent("io.micrometer.tracing.Tracer", loader)) {
       PublishTracing observed = Observations.tracing(beans, link);
       if (observed != null) {
         return observed;
       }
     }
-    if (ClassUtils.isPresent("io.opentelemetry.api.OpenTelemetry", loader)) {
+    if (ClassUtils.isPresent("dev.pgoutbox.relay.otel.OpenTelemetryTracing", loader)
+        && ClassUtils.isPresent("io.opentelemetry.api.OpenTelemetry", loader)) {
       PublishTracing otel = OpenTelemetries.tracing(beans, link);
       if (otel != null) {
         return otel;

@@ -13,7 +13,7 @@ import java.sql.SQLException;
  * millisecond before the transaction is published, on every event. The reader asks through {@link
  * #withoutWaiting} then, and its sockets answer "none" at once from what has been received.
  */
-final class ReplicationSocketFactory extends ProbeAnsweringSocketFactory {
+public final class ReplicationSocketFactory extends ProbeAnsweringSocketFactory {
 
   /** Set on the reader's thread while a read must not wait for a message still to come. */
   private static final ThreadLocal<Boolean> NOT_WAITING = ThreadLocal.withInitial(() -> false);

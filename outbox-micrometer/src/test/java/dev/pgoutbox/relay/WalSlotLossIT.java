@@ -7,6 +7,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.pgoutbox.relay.micrometer.MicrometerRelayMetrics;
 import dev.pgoutbox.relay.testing.RecordingPublisher;
 import dev.pgoutbox.relay.testing.TestWalRelays;
+import dev.pgoutbox.relay.wal.WalRelay;
 import dev.pgoutbox.testing.DeliveryChecker;
 import dev.pgoutbox.testing.EmbeddedPostgresServer;
 import dev.pgoutbox.testing.Eventually;

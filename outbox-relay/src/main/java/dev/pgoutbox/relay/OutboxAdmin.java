@@ -8,7 +8,7 @@ import dev.pgoutbox.core.OutboxException;
 import dev.pgoutbox.core.internal.Retention;
 import dev.pgoutbox.db.OutboxSchema;
 import dev.pgoutbox.db.jooq.tables.OutboxEvents;
-import dev.pgoutbox.relay.internal.WalSlot;
+import dev.pgoutbox.relay.internal.WalSlotQuery;
 import java.time.Duration;
 import java.util.Collection;
 import java.util.List;
@@ -167,7 +167,7 @@ public final class OutboxAdmin {
   }
 
   /**
-   * The state of a WAL relay's replication slot ({@link WalRelay#slotName()}) reading this outbox:
+   * The state of a WAL relay's replication slot ({@code WalRelay#slotName()}) reading this outbox:
    * its lag in bytes and in time ({@link WalSlotStats#lagTime()}), whether a reader streams it, its
    * {@code wal_status}; empty when no such slot exists in this database. Works from any process,
    * with or without a relay running.
@@ -176,7 +176,8 @@ public final class OutboxAdmin {
     requireNonNull(slotName, "slotName must not be null");
     return db.read(
         "read pg_replication_slots",
-        () -> Optional.ofNullable(dsl.connectionResult(c -> WalSlot.read(c, schema, slotName))));
+        () ->
+            Optional.ofNullable(dsl.connectionResult(c -> WalSlotQuery.read(c, schema, slotName))));
   }
 
   /**

@@ -10,6 +10,7 @@ import dev.pgoutbox.relay.internal.ListenConnections;
 import dev.pgoutbox.relay.internal.NotificationWaiter;
 import dev.pgoutbox.relay.internal.RelayLog;
 import dev.pgoutbox.relay.internal.RelayLoop;
+import dev.pgoutbox.relay.internal.SafeListener;
 import dev.pgoutbox.relay.internal.Sql;
 import dev.pgoutbox.relay.internal.Tracings;
 import java.sql.Connection;
@@ -421,72 +422,6 @@ public final class OutboxRelay implements AutoCloseable {
     public OutboxRelay build() {
       requireDataSourceAndPublisher();
       return new OutboxRelay(this);
-    }
-  }
-
-  /** Keeps a throwing listener from disturbing the relay. */
-  record SafeListener(RelayListener delegate, RelayLog log) implements RelayListener {
-    @Override
-    public void onBatch(BatchReport report) {
-      guard(() -> delegate.onBatch(report));
-    }
-
-    @Override
-    public void onPublished(OutboxMessage message, Duration lag) {
-      guard(() -> delegate.onPublished(message, lag));
-    }
-
-    @Override
-    public void onFailed(EventFailure failure) {
-      guard(() -> delegate.onFailed(failure));
-    }
-
-    @Override
-    public void onOrderViolation(OutboxMessage message) {
-      guard(() -> delegate.onOrderViolation(message));
-    }
-
-    @Override
-    public void onRecordShortfall(int expected, int recorded) {
-      guard(() -> delegate.onRecordShortfall(expected, recorded));
-    }
-
-    @Override
-    public void onDatabaseError(Exception error, Duration backoff) {
-      guard(() -> delegate.onDatabaseError(error, backoff));
-    }
-
-    @Override
-    public void onStats(OutboxStats stats) {
-      guard(() -> delegate.onStats(stats));
-    }
-
-    @Override
-    public void onWalSlot(WalSlotStats slot) {
-      guard(() -> delegate.onWalSlot(slot));
-    }
-
-    @Override
-    public void onHeartbeat() {
-      guard(delegate::onHeartbeat);
-    }
-
-    @Override
-    public void onWalFallBack(String slotName, String reason) {
-      guard(() -> delegate.onWalFallBack(slotName, reason));
-    }
-
-    @Override
-    public void onWalResumed(String slotName) {
-      guard(() -> delegate.onWalResumed(slotName));
-    }
-
-    private void guard(Runnable call) {
-      try {
-        call.run();
-      } catch (RuntimeException e) {
-        log.warn("RelayListener {} threw {}", delegate.getClass().getName(), e.toString());
-      }
     }
   }
 }

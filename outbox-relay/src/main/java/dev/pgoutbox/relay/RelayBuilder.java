@@ -3,18 +3,18 @@ package dev.pgoutbox.relay;
 import static java.util.Objects.requireNonNull;
 
 import dev.pgoutbox.db.OutboxSchema;
+import dev.pgoutbox.relay.internal.RelaySettings;
 import java.util.concurrent.ScheduledExecutorService;
 import javax.sql.DataSource;
 import org.jspecify.annotations.Nullable;
 
 /**
- * The settings {@link OutboxRelay.Builder} and {@link WalRelay.Builder} share: what both relays
+ * The settings {@link OutboxRelay.Builder} and {@code WalRelay.Builder} share: what both relays
  * read, publish to, report to and run on. Not thread-safe.
  *
  * @param <B> the concrete builder, returned by every setter for chaining
  */
-public abstract sealed class RelayBuilder<B extends RelayBuilder<B>>
-    permits OutboxRelay.Builder, WalRelay.Builder {
+public abstract class RelayBuilder<B extends RelayBuilder<B>> {
 
   String name = "default";
   DataSource dataSource;
@@ -25,7 +25,8 @@ public abstract sealed class RelayBuilder<B extends RelayBuilder<B>>
   @Nullable PublishTracing tracing;
   @Nullable ScheduledExecutorService executor;
 
-  RelayBuilder() {}
+  /** For the relays' own builders ({@link OutboxRelay.Builder}, the WAL relay's). */
+  protected RelayBuilder() {}
 
   /**
    * The relay's name in logs ({@code pgoutbox-relay[name]}), metric tags and {@code
@@ -59,7 +60,7 @@ public abstract sealed class RelayBuilder<B extends RelayBuilder<B>>
   }
 
   /**
-   * Settings (default {@link RelayConfig#ofDefaults()}); a {@link WalRelay} needs ordering {@code
+   * Settings (default {@link RelayConfig#ofDefaults()}); a {@code WalRelay} needs ordering {@code
    * STRICT}.
    */
   public B config(RelayConfig config) {
@@ -91,12 +92,23 @@ public abstract sealed class RelayBuilder<B extends RelayBuilder<B>>
 
   /**
    * The host's executor to run on (virtual threads welcome). Without one, the relay creates its
-   * own: a single thread for an {@link OutboxRelay}; three for a {@link WalRelay}, whose reader,
+   * own: a single thread for an {@link OutboxRelay}; three for a {@code WalRelay}, whose reader,
    * completer and drainer each run as a chain of short tasks.
    */
   public B executor(ScheduledExecutorService executor) {
     this.executor = requireNonNull(executor, "executor must not be null");
     return self();
+  }
+
+  /**
+   * The settings given, for the relay being built.
+   *
+   * @throws IllegalStateException if the data source or the publisher is missing
+   */
+  protected final RelaySettings settings() {
+    requireDataSourceAndPublisher();
+    return new RelaySettings(
+        name, dataSource, schema, publisher, config, listener, tracing, executor);
   }
 
   /** Fails the build when a required setting is missing. */
@@ -109,7 +121,7 @@ public abstract sealed class RelayBuilder<B extends RelayBuilder<B>>
     }
   }
 
-  @SuppressWarnings("unchecked") // B is the sealed subclass itself
+  @SuppressWarnings("unchecked") // B is the subclass itself
   private B self() {
     return (B) this;
   }

@@ -32,7 +32,7 @@ public record RelayInstance(
     Duration heartbeatAge,
     boolean alive) {
 
-  /** The slot a {@link WalRelay} reads, from {@link #source}; null for a table relay. */
+  /** The slot a {@code WalRelay} reads, from {@link #source}; null for a table relay. */
   public @Nullable String walSlot() {
     return source != null && source.startsWith("WAL:") ? source.substring(4) : null;
   }

@@ -50,7 +50,7 @@ public interface RelayListener {
   /** Fresh figures from the database, every {@link RelayConfig#metricsRefreshInterval()}. */
   default void onStats(OutboxStats stats) {}
 
-  /** A {@link WalRelay}'s slot, read every {@code metricsRefreshInterval} (lag in bytes). */
+  /** A {@code WalRelay}'s slot, read every {@code metricsRefreshInterval} (lag in bytes). */
   default void onWalSlot(WalSlotStats slot) {}
 
   /**
@@ -61,7 +61,7 @@ public interface RelayListener {
   default void onHeartbeat() {}
 
   /**
-   * A {@link WalRelay} stopped reading its slot and publishes every pending event through its table
+   * A {@code WalRelay} stopped reading its slot and publishes every pending event through its table
    * relay from now on: the slot was dropped or invalidated, its publication stopped streaming the
    * outbox's inserts whole, or its confirmed position was moved past pending events (then the relay
    * drops the slot, whose stream skipped events). Called once per fall-back; {@code reason} says
@@ -70,7 +70,7 @@ public interface RelayListener {
   default void onWalFallBack(String slotName, String reason) {}
 
   /**
-   * A {@link WalRelay} that had fallen back ({@link #onWalFallBack}) found a new slot of its name,
+   * A {@code WalRelay} that had fallen back ({@link #onWalFallBack}) found a new slot of its name,
    * created by another instance's start: it claims only parked events again and stands by to read
    * the slot. Called once per return. See docs/wal-relay.md.
    */

@@ -1,6 +1,7 @@
 package dev.pgoutbox.relay;
 
 import dev.pgoutbox.relay.internal.FleetRegistry;
+import dev.pgoutbox.relay.internal.WalSlotQuery;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashSet;
@@ -56,7 +57,7 @@ final class StatusReport {
         slotNames.add(relay.walSlot());
       }
     }
-    slotNames.add(WalRelay.defaultName(admin.schema()));
+    slotNames.add(WalSlotQuery.defaultName(admin.schema()));
     return slotNames;
   }
 

@@ -6,7 +6,7 @@ import java.time.Duration;
 import org.jspecify.annotations.Nullable;
 
 /**
- * The state of a {@link WalRelay}'s replication slot, read from {@code pg_replication_slots} and
+ * The state of a {@code WalRelay}'s replication slot, read from {@code pg_replication_slots} and
  * the outbox table.
  *
  * @param slotName the slot

@@ -7,7 +7,7 @@ import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import dev.pgoutbox.core.OutboxException;
 import dev.pgoutbox.relay.Publisher;
-import dev.pgoutbox.relay.WalRelay;
+import dev.pgoutbox.relay.wal.WalRelay;
 import java.net.ServerSocket;
 import java.sql.SQLException;
 import java.util.concurrent.CompletableFuture;

@@ -514,7 +514,7 @@ public final class BatchRunner {
   /**
    * {@link #retryDelay(int, Duration)} for {@code config}; the WAL reader's parking uses it too.
    */
-  static Duration retryDelay(RelayConfig config, int attempts, @Nullable Duration hint) {
+  public static Duration retryDelay(RelayConfig config, int attempts, @Nullable Duration hint) {
     long backoffMillis = config.backoff().apply(attempts);
     Duration delay = Duration.ofMillis(Math.max(0, backoffMillis));
     if (hint != null && hint.compareTo(delay) > 0) {
@@ -531,7 +531,7 @@ public final class BatchRunner {
    * credentials redacted ({@link UrlRedaction}), NUL replaced, cut at {@code max} characters. The
    * relay's one place that turns a failure into text; the WAL reader uses it too.
    */
-  static String storedReason(String reason, int max) {
+  public static String storedReason(String reason, int max) {
     String text = UrlRedaction.text(reason).replace('\u0000', ' ');
     return text.length() <= max ? text : text.substring(0, max - 3) + "...";
   }

@@ -5,7 +5,7 @@ import java.util.UUID;
 import org.jspecify.annotations.Nullable;
 
 /** One claimed row, as read from {@code outbox_events}. */
-record ClaimedRow(
+public record ClaimedRow(
     UUID id,
     long position,
     String aggregateType,
@@ -18,7 +18,7 @@ record ClaimedRow(
     boolean due) {
 
   /** This row with {@code payload} and {@code headers}, read after the claim. */
-  ClaimedRow withBody(String payload, @Nullable String headers) {
+  public ClaimedRow withBody(String payload, @Nullable String headers) {
     return new ClaimedRow(
         id,
         position,
@@ -33,15 +33,15 @@ record ClaimedRow(
   }
 
   /** Whether {@code other} belongs to the same aggregate. */
-  boolean sameAggregate(ClaimedRow other) {
+  public boolean sameAggregate(ClaimedRow other) {
     return aggregateId.equals(other.aggregateId) && aggregateType.equals(other.aggregateType);
   }
 
   /** The aggregate's key, for maps. */
-  AggregateKey aggregate() {
+  public AggregateKey aggregate() {
     return new AggregateKey(aggregateType, aggregateId);
   }
 
   /** An aggregate: type and id. */
-  record AggregateKey(String type, String id) {}
+  public record AggregateKey(String type, String id) {}
 }

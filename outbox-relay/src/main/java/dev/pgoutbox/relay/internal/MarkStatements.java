@@ -14,40 +14,40 @@ import org.jooq.impl.DSL;
  * tables and rendered once (see {@link RenderedStatement}); {@link Marker} binds and runs them.
  * Each touches only rows still unprocessed.
  */
-final class MarkStatements {
+public final class MarkStatements {
 
   /** {@link #published} and {@link #deleted}, bind 1: the positions, a {@code bigint[]}. */
-  static final int PUBLISHED_POSITIONS = 1;
+  public static final int PUBLISHED_POSITIONS = 1;
 
   /** {@link #retry} and {@link #dead}, bind 1: failed attempts including this one. */
-  static final int FAILED_ATTEMPTS = 1;
+  public static final int FAILED_ATTEMPTS = 1;
 
   /** {@link #retry} and {@link #dead}, bind 2: the reason, for {@code last_error}. */
-  static final int FAILED_REASON = 2;
+  public static final int FAILED_REASON = 2;
 
   /** {@link #retry}, bind 3: the backoff in milliseconds. */
-  static final int RETRY_IN_MILLIS = 3;
+  public static final int RETRY_IN_MILLIS = 3;
 
   /** {@link #retry}, binds 4 and 5: the attempt and reason again, for {@code error_history}. */
-  static final int RETRY_HISTORY_ATTEMPT = 4;
+  public static final int RETRY_HISTORY_ATTEMPT = 4;
 
-  static final int RETRY_HISTORY_REASON = 5;
+  public static final int RETRY_HISTORY_REASON = 5;
 
   /** {@link #retry}, bind 6: the event's id. */
-  static final int RETRY_ID = 6;
+  public static final int RETRY_ID = 6;
 
   /** {@link #dead}, binds 3 and 4: the attempt and reason again, for {@code error_history}. */
-  static final int DEAD_HISTORY_ATTEMPT = 3;
+  public static final int DEAD_HISTORY_ATTEMPT = 3;
 
-  static final int DEAD_HISTORY_REASON = 4;
+  public static final int DEAD_HISTORY_REASON = 4;
 
   /** {@link #dead}, bind 5: the event's id. */
-  static final int DEAD_ID = 5;
+  public static final int DEAD_ID = 5;
 
   private MarkStatements() {}
 
   /** Marks the published events processed ({@code Completion.MARK_PROCESSED}). */
-  static RenderedStatement published(String schema) {
+  public static RenderedStatement published(String schema) {
     Param<Long[]> positions = param("positions", Long[].class);
     Query update =
         DSL.update(OUTBOX_EVENTS)
@@ -58,7 +58,7 @@ final class MarkStatements {
   }
 
   /** Deletes the published events ({@code Completion.DELETE}). */
-  static RenderedStatement deleted(String schema) {
+  public static RenderedStatement deleted(String schema) {
     Param<Long[]> positions = param("positions", Long[].class);
     Query delete =
         DSL.deleteFrom(OUTBOX_EVENTS)
@@ -71,7 +71,7 @@ final class MarkStatements {
    * Records a failed attempt to be retried after a backoff, and appends it to {@code
    * error_history}.
    */
-  static RenderedStatement retry(String schema) {
+  public static RenderedStatement retry(String schema) {
     Param<Integer> attempts = param("attempts", Integer.class);
     Param<String> reason = param("reason", String.class);
     Param<Long> retryInMillis = param("retryInMillis", Long.class);
@@ -104,7 +104,7 @@ final class MarkStatements {
   /**
    * Records a failed attempt that dead-letters the event, and appends it to {@code error_history}.
    */
-  static RenderedStatement dead(String schema) {
+  public static RenderedStatement dead(String schema) {
     Param<Integer> attempts = param("attempts", Integer.class);
     Param<String> reason = param("reason", String.class);
     Param<UUID> id = param("id", UUID.class);

@@ -19,14 +19,14 @@ import org.jooq.exception.DataAccessException;
  * <p>Only the connection of the {@code tx} passed in is used: the statements name the tables of the
  * schema this marker was made for.
  */
-final class Marker {
+public final class Marker {
 
   private final RenderedStatement published;
   private final RenderedStatement retry;
   private final RenderedStatement dead;
 
   /** A marker for the outbox in {@code schema} that completes published events as told. */
-  Marker(Completion completion, String schema) {
+  public Marker(Completion completion, String schema) {
     this.published =
         completion == Completion.DELETE
             ? MarkStatements.deleted(schema)
@@ -36,7 +36,7 @@ final class Marker {
   }
 
   /** A marker for the outbox in the default schema ({@code public}). */
-  Marker(Completion completion) {
+  public Marker(Completion completion) {
     this(completion, OutboxSchema.DEFAULT_SCHEMA);
   }
 
@@ -47,7 +47,7 @@ final class Marker {
    *
    * @return rows marked; fewer than {@code positions} means some were no longer this relay's
    */
-  int published(DSLContext tx, List<Long> positions) {
+  public int published(DSLContext tx, List<Long> positions) {
     if (positions.isEmpty()) {
       return 0;
     }
@@ -73,7 +73,7 @@ final class Marker {
    *
    * @return rows recorded; fewer than {@code failures} means some were no longer this relay's
    */
-  int failed(DSLContext tx, List<Failure> failures) {
+  public int failed(DSLContext tx, List<Failure> failures) {
     if (failures.isEmpty()) {
       return 0;
     }
@@ -132,5 +132,5 @@ final class Marker {
    * @param dead whether to dead-letter it
    * @param retryIn backoff before the next attempt (ignored when dead)
    */
-  record Failure(UUID id, int attempts, String reason, boolean dead, Duration retryIn) {}
+  public record Failure(UUID id, int attempts, String reason, boolean dead, Duration retryIn) {}
 }

@@ -8,7 +8,7 @@ import java.util.LinkedHashMap;
 import java.util.Map;
 
 /** Turns a claimed row into the message a publisher receives, or says why it cannot. */
-final class MessageMapper {
+public final class MessageMapper {
 
   private static final ObjectMapper JSON = new ObjectMapper();
 
@@ -19,7 +19,7 @@ final class MessageMapper {
    * throws: whatever a hand-written row holds, it becomes that row's own dead letter, never the
    * batch's failure.
    */
-  static Mapped toMessage(ClaimedRow row) {
+  public static Mapped toMessage(ClaimedRow row) {
     if (row.attempts() < 0 || row.attempts() == Integer.MAX_VALUE) {
       return new Unusable(
           "attempts is "
@@ -39,7 +39,7 @@ final class MessageMapper {
    * A message that describes {@code row} in logs and listener reports even when the row is
    * unusable: no headers, and the attempt number brought into range.
    */
-  static OutboxMessage forReport(ClaimedRow row) {
+  public static OutboxMessage forReport(ClaimedRow row) {
     return new OutboxMessage(
         row.id(),
         row.position(),
@@ -53,12 +53,12 @@ final class MessageMapper {
   }
 
   /** {@code attempts + 1}, kept between 1 and {@link Integer#MAX_VALUE} for hostile rows. */
-  static int nextAttempt(int attempts) {
+  public static int nextAttempt(int attempts) {
     return attempts < 0 ? 1 : attempts == Integer.MAX_VALUE ? attempts : attempts + 1;
   }
 
   /** The message for {@code row}, with {@code headers}; its attempt is the next one. */
-  static OutboxMessage message(ClaimedRow row, Map<String, String> headers) {
+  public static OutboxMessage message(ClaimedRow row, Map<String, String> headers) {
     return new OutboxMessage(
         row.id(),
         row.position(),
@@ -104,11 +104,11 @@ final class MessageMapper {
   }
 
   /** What {@link #toMessage} makes of a row: a message to publish, or a reason it cannot be. */
-  sealed interface Mapped permits Usable, Unusable {}
+  public sealed interface Mapped permits Usable, Unusable {}
 
   /** A row turned into the message a publisher receives. */
-  record Usable(OutboxMessage message) implements Mapped {}
+  public record Usable(OutboxMessage message) implements Mapped {}
 
   /** A row the relay cannot turn into a message; dead-lettered with {@code reason}. */
-  record Unusable(String reason) implements Mapped {}
+  public record Unusable(String reason) implements Mapped {}
 }

@@ -22,7 +22,7 @@ import org.jspecify.annotations.Nullable;
  * incomplete at the deadline is cancelled; the answers it already has are kept when it implements
  * {@link PartialResults}.
  */
-final class PublishCall {
+public final class PublishCall {
 
   private PublishCall() {}
 
@@ -32,10 +32,10 @@ final class PublishCall {
    * @param results one per event, in batch order; {@code null} where no answer arrived in time
    * @param unansweredReason why an event has no answer, for its {@code last_error}
    */
-  record Answers(List<@Nullable PublishResult> results, String unansweredReason) {}
+  public record Answers(List<@Nullable PublishResult> results, String unansweredReason) {}
 
   /** Publishes {@code batch} and waits at most {@code timeout} for all of it. */
-  static Answers publish(
+  public static Answers publish(
       Publisher publisher, List<OutboxMessage> batch, Duration timeout, RelayLog log)
       throws InterruptedException {
     long deadline = System.nanoTime() + timeout.toNanos();
@@ -162,7 +162,7 @@ final class PublishCall {
     return Math.max(0, deadline - System.nanoTime());
   }
 
-  static String describe(Throwable t) {
+  public static String describe(Throwable t) {
     String message = t.getMessage();
     return t.getClass().getSimpleName() + (message == null ? "" : ": " + message);
   }

@@ -19,11 +19,11 @@ import org.jooq.impl.DSL;
  * @param binds the names of the binds, in placeholder order: bind {@code binds.get(i)} is JDBC
  *     parameter {@code i + 1}
  */
-record RenderedStatement(String sql, List<String> binds) {
+public record RenderedStatement(String sql, List<String> binds) {
 
   private static final Pattern NAMED_PLACEHOLDER = Pattern.compile("(?<![:\\w]):([A-Za-z]\\w*)");
 
-  RenderedStatement {
+  public RenderedStatement {
     binds = List.copyOf(binds);
   }
 
@@ -34,7 +34,7 @@ record RenderedStatement(String sql, List<String> binds) {
    * @throws IllegalStateException if the rendered binds are not {@code expectedBinds}, in order:
    *     the documented bind order of a statement class is checked when it is built
    */
-  static RenderedStatement render(String schema, Query query, String... expectedBinds) {
+  public static RenderedStatement render(String schema, Query query, String... expectedBinds) {
     Settings settings =
         OutboxSchema.jooqSettings(schema)
             .withRenderFormatted(true)
@@ -57,7 +57,7 @@ record RenderedStatement(String sql, List<String> binds) {
   }
 
   /** The JDBC parameter index of bind {@code name}. */
-  int index(String name) {
+  public int index(String name) {
     int i = binds.indexOf(name);
     if (i < 0) {
       throw new IllegalArgumentException("no bind " + name + " in " + binds);

@@ -35,7 +35,7 @@ public final class Sql {
   }
 
   /** Names the session in {@code pg_stat_activity} for as long as it lasts. */
-  static final String SET_APPLICATION_NAME =
+  public static final String SET_APPLICATION_NAME =
       "SELECT pg_catalog.set_config('application_name', ?, false),"
           + " pg_catalog.set_config('search_path', '"
           + SearchPath.FIXED
@@ -47,7 +47,7 @@ public final class Sql {
    * commit until its transaction has ended, so taking it exclusively, and at once letting go,
    * succeeds only when every writer that had run it has finished and its rows are visible.
    */
-  static final String NO_WRITER_COMMITTING =
+  public static final String NO_WRITER_COMMITTING =
       "SELECT CASE WHEN pg_catalog.pg_try_advisory_lock(pg_catalog.hashtext(?::pg_catalog.text), 1)"
           + " THEN pg_catalog.pg_advisory_unlock(pg_catalog.hashtext(?::pg_catalog.text), 1)"
           + " ELSE false END";
@@ -55,7 +55,7 @@ public final class Sql {
   /**
    * The settings every relay write transaction starts with; see {@link #configureWriteTransaction}.
    */
-  static final String CONFIGURE_WRITE_TRANSACTION =
+  public static final String CONFIGURE_WRITE_TRANSACTION =
       "SELECT "
           + SearchPath.FIX_FOR_TRANSACTION
           + ", pg_catalog.set_config('application_name', ?, true),"
@@ -67,7 +67,7 @@ public final class Sql {
    * The claim transaction's settings: those of every write, plus its isolation level and planner
    * settings; see {@link #configureClaimTransaction}.
    */
-  static final String CONFIGURE_CLAIM_TRANSACTION =
+  public static final String CONFIGURE_CLAIM_TRANSACTION =
       "SET TRANSACTION ISOLATION LEVEL READ COMMITTED; "
           + CONFIGURE_WRITE_TRANSACTION
           + ", pg_catalog.set_config('plan_cache_mode', 'force_custom_plan', true),"
@@ -80,7 +80,7 @@ public final class Sql {
    * How long a WAL relay write transaction may sit idle or wait for a row lock. They never wait for
    * a publisher, so this only bounds what a lost connection leaves behind.
    */
-  static final Duration WRITE_TRANSACTION_TIMEOUT = Duration.ofSeconds(10);
+  public static final Duration WRITE_TRANSACTION_TIMEOUT = Duration.ofSeconds(10);
 
   private static final org.jooq.Name PG_TRY_ADVISORY_XACT_LOCK =
       DSL.name("pg_catalog", "pg_try_advisory_xact_lock");
@@ -101,13 +101,13 @@ public final class Sql {
   }
 
   /** How many failed attempts {@code error_history} keeps (schema version 13): the newest. */
-  static final int ERROR_HISTORY_KEPT = 10;
+  public static final int ERROR_HISTORY_KEPT = 10;
 
   /**
    * {@code error_history} with one more failed attempt appended, {@code {"attempt", "at", "error",
    * "dead"}}, the newest {@value #ERROR_HISTORY_KEPT} kept.
    */
-  static Field<JSONB> errorHistoryAppended(
+  public static Field<JSONB> errorHistoryAppended(
       Field<Integer> attempt, Field<String> reason, boolean dead) {
     return DSL.field(
         "pg_catalog.jsonb_path_query_array(coalesce({0}, '[]'::pg_catalog.jsonb)"
@@ -129,7 +129,7 @@ public final class Sql {
   }
 
   /** {@code clock_timestamp() + millis milliseconds}, in database time. */
-  static Field<OffsetDateTime> clockTimestampPlusMillis(Field<Long> millis) {
+  public static Field<OffsetDateTime> clockTimestampPlusMillis(Field<Long> millis) {
     return DSL.field(
         "pg_catalog.clock_timestamp() + ({0} * interval '1 millisecond')",
         SQLDataType.TIMESTAMPWITHTIMEZONE, millis);
@@ -206,7 +206,7 @@ public final class Sql {
    * off before its commit kept every relay starting afterwards waiting on the fleet lock. With the
    * timeout PostgreSQL ends such a session and the next attempt goes through.
    */
-  static void configureWriteTransaction(
+  public static void configureWriteTransaction(
       Connection connection, String applicationName, boolean synchronousCommit)
       throws SQLException {
     configure(
@@ -219,7 +219,7 @@ public final class Sql {
 
   /** Work done inside one write transaction. */
   @FunctionalInterface
-  interface TransactionWork<T> {
+  public interface TransactionWork<T> {
     T run(Connection connection) throws SQLException;
   }
 
@@ -228,7 +228,7 @@ public final class Sql {
    * #configureWriteTransaction}, and commits it; any failure rolls it back and is rethrown. The
    * connection's auto-commit is restored; a broken connection is left for its pool to discard.
    */
-  static <T> T inWriteTransaction(
+  public static <T> T inWriteTransaction(
       Connection connection,
       String applicationName,
       boolean synchronousCommit,
@@ -296,7 +296,7 @@ public final class Sql {
   }
 
   /** {@link #tryLockAggregate(int, Field, Field)} with the namespace as a field (e.g. a bind). */
-  static Condition tryLockAggregate(
+  public static Condition tryLockAggregate(
       Field<Integer> namespace, Field<String> aggregateType, Field<String> aggregateId) {
     return DSL.condition(
         DSL.function(
@@ -318,7 +318,7 @@ public final class Sql {
    * pg_sleep(0)} between the calls leaks under that attack). Keep it so: no function that waits,
    * sleeps or reads between the two calls.
    */
-  static Condition aggregateLockFree(
+  public static Condition aggregateLockFree(
       int namespace, Field<String> aggregateType, Field<String> aggregateId) {
     Field<Integer> key = aggregateKey(aggregateType, aggregateId);
     Field<Boolean> taken =

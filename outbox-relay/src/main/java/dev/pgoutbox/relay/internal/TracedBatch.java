@@ -18,9 +18,9 @@ import org.jspecify.annotations.Nullable;
  * batch was given up: the relay stopping, a database error) ends as rolled back. A tracing that
  * throws or answers nonsense leaves the batch untraced, never unpublished.
  */
-final class TracedBatch {
+public final class TracedBatch {
 
-  static final String HELD_BACK =
+  public static final String HELD_BACK =
       "held back: an earlier event of its aggregate failed in this batch";
 
   private final PublishTracing tracing;
@@ -42,7 +42,7 @@ final class TracedBatch {
   }
 
   /** Starts the spans of {@code batch} (none when tracing is off: nothing allocated per event). */
-  static TracedBatch start(
+  public static TracedBatch start(
       PublishTracing tracing, List<OutboxMessage> batch, Publisher publisher, RelayLog log) {
     List<OutboxMessage> copy = List.copyOf(batch);
     if (tracing == PublishTracing.NONE) {
@@ -84,11 +84,11 @@ final class TracedBatch {
   }
 
   /** What to hand the publisher: the messages carrying the spans' context, or the batch as is. */
-  List<OutboxMessage> messages() {
+  public List<OutboxMessage> messages() {
     return trace == null ? batch : trace.messages();
   }
 
-  void published(int index, PublishResult result) {
+  public void published(int index, PublishResult result) {
     if (fates != null) {
       fates[index] =
           new Outcome(
@@ -101,14 +101,14 @@ final class TracedBatch {
     }
   }
 
-  void heldBack(int index) {
+  public void heldBack(int index) {
     if (fates != null) {
       fates[index] =
           new Outcome(Fate.HELD_BACK, HELD_BACK, false, batch.get(index).attempt(), Duration.ZERO);
     }
   }
 
-  void failed(int index, EventFailure failure, boolean permanent) {
+  public void failed(int index, EventFailure failure, boolean permanent) {
     if (fates != null) {
       fates[index] =
           new Outcome(
@@ -121,7 +121,7 @@ final class TracedBatch {
   }
 
   /** Ends every span; an event without a recorded fate was rolled back. */
-  void end() {
+  public void end() {
     if (trace == null || fates == null) {
       return;
     }

@@ -11,7 +11,7 @@ import dev.pgoutbox.relay.PublishTracing;
 import dev.pgoutbox.relay.Publisher;
 import dev.pgoutbox.relay.RelayConfig;
 import dev.pgoutbox.relay.RelayListener;
-import dev.pgoutbox.relay.WalRelay;
+import dev.pgoutbox.relay.wal.WalRelay;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;

@@ -7,7 +7,7 @@ import dev.pgoutbox.relay.PublishResult;
 import dev.pgoutbox.relay.Publisher;
 import dev.pgoutbox.relay.RelayConfig;
 import dev.pgoutbox.relay.RelayListener;
-import dev.pgoutbox.relay.WalRelay;
+import dev.pgoutbox.relay.wal.WalRelay;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;

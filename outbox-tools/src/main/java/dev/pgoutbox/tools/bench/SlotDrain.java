@@ -1,7 +1,7 @@
 package dev.pgoutbox.tools.bench;
 
 import dev.pgoutbox.relay.ListenConnectionFactory;
-import dev.pgoutbox.relay.internal.ReplicationConnections;
+import dev.pgoutbox.relay.wal.ReplicationConnections;
 import java.nio.ByteBuffer;
 import java.sql.Connection;
 import java.util.Objects;

@@ -4,7 +4,7 @@ import com.zaxxer.hikari.HikariDataSource;
 import dev.pgoutbox.db.OutboxRoles;
 import dev.pgoutbox.relay.Publisher;
 import dev.pgoutbox.relay.RelayConfig;
-import dev.pgoutbox.relay.WalRelay;
+import dev.pgoutbox.relay.wal.WalRelay;
 import java.util.concurrent.ScheduledExecutorService;
 import javax.sql.DataSource;
 

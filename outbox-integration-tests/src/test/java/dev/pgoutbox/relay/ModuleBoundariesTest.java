@@ -21,7 +21,12 @@ class ModuleBoundariesTest {
 
   /** Modules that are not published as a library: nothing for a host to import. */
   private static final Set<String> UNPUBLISHED =
-      Set.of("outbox-example", "outbox-tools", "outbox-integration-tests", "outbox-bom");
+      Set.of(
+          "outbox-example",
+          "outbox-tools",
+          "outbox-integration-tests",
+          "outbox-docs",
+          "outbox-bom");
 
   private static final List<String> INTEGRATIONS =
       List.of(

@@ -36,6 +36,12 @@ import org.slf4j.LoggerFactory;
  * }</pre>
  *
  * Each method runs in its own short transaction(s) on the given data source. Thread-safe.
+ *
+ * <p>What it can show of delivered events depends on the relay's {@link Completion}: under {@link
+ * Completion#DELETE}, the {@code WalRelay}'s default, the table keeps no history of delivered
+ * events (only pending, parked and dead ones), so {@link #publishedWithin} answers 0, {@link
+ * #purgeProcessed} finds nothing and {@link #event} of a delivered event is empty. See
+ * docs/wal-completion.md.
  */
 public final class OutboxAdmin {
 
@@ -297,7 +303,9 @@ public final class OutboxAdmin {
 
   /**
    * Deletes processed events older than {@code olderThan}, {@code batchSize} rows per statement
-   * (each its own transaction, so locks and WAL bursts stay small), until none is left.
+   * (each its own transaction, so locks and WAL bursts stay small), until none is left. Nothing to
+   * do under {@link Completion#DELETE} (the {@code WalRelay}'s default), which keeps no processed
+   * rows.
    *
    * @return rows deleted
    */

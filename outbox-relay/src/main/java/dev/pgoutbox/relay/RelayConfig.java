@@ -96,6 +96,8 @@ public final class RelayConfig {
   private final Duration errorBackoffMax;
   private final Duration metricsRefreshInterval;
   private final boolean synchronousCommit;
+  private final boolean batchSizeSet;
+  private final boolean completionSet;
 
   private RelayConfig(Builder b) {
     this.batchSize = b.batchSize;
@@ -115,6 +117,28 @@ public final class RelayConfig {
     this.errorBackoffMax = b.errorBackoffMax;
     this.metricsRefreshInterval = b.metricsRefreshInterval;
     this.synchronousCommit = b.synchronousCommit;
+    this.batchSizeSet = b.batchSizeSet;
+    this.completionSet = b.completionSet;
+  }
+
+  /**
+   * This config with {@code batchSize} and {@code completion} set to the given defaults where the
+   * builder left them unset: how a relay applies its own defaults (the WAL relay's {@code
+   * WalRelay.DEFAULT_BATCH_SIZE} and {@code WalRelay.DEFAULT_COMPLETION}). Settings the host made
+   * explicitly are kept.
+   */
+  public RelayConfig withDefaults(int defaultBatchSize, Completion defaultCompletion) {
+    if (batchSizeSet && completionSet) {
+      return this;
+    }
+    Builder b = new Builder(this);
+    if (!batchSizeSet) {
+      b.batchSize(defaultBatchSize);
+    }
+    if (!completionSet) {
+      b.completion(defaultCompletion);
+    }
+    return b.build();
   }
 
   /** The defaults listed in docs/relay.md. */
@@ -296,6 +320,8 @@ public final class RelayConfig {
     private Duration errorBackoffMax = DEFAULT_ERROR_BACKOFF_MAX;
     private Duration metricsRefreshInterval = DEFAULT_METRICS_REFRESH_INTERVAL;
     private boolean synchronousCommit;
+    private boolean batchSizeSet;
+    private boolean completionSet;
 
     private Builder() {}
 
@@ -317,11 +343,17 @@ public final class RelayConfig {
       errorBackoffMax = c.errorBackoffMax;
       metricsRefreshInterval = c.metricsRefreshInterval;
       synchronousCommit = c.synchronousCommit;
+      batchSizeSet = c.batchSizeSet;
+      completionSet = c.completionSet;
     }
 
-    /** Most events per transaction, 1 to 10,000 (default 200). */
+    /**
+     * Most events per transaction, 1 to 10,000 (default 200; {@code WalRelay}'s is {@code
+     * WalRelay.DEFAULT_BATCH_SIZE}, 2,000).
+     */
     public Builder batchSize(int batchSize) {
       this.batchSize = between("batchSize", batchSize, 1, MAX_BATCH_SIZE);
+      this.batchSizeSet = true;
       return this;
     }
 
@@ -442,9 +474,13 @@ public final class RelayConfig {
       return this;
     }
 
-    /** {@link Completion#MARK_PROCESSED} (default) or {@link Completion#DELETE}. */
+    /**
+     * {@link Completion#MARK_PROCESSED} (default) or {@link Completion#DELETE} ({@code WalRelay}'s
+     * default: see {@code WalRelay#DEFAULT_COMPLETION}).
+     */
     public Builder completion(Completion completion) {
       this.completion = requireNonNull(completion, "completion must not be null");
+      this.completionSet = true;
       return this;
     }
 

@@ -91,9 +91,9 @@ final class RelayCommand implements Callable<Integer> {
   @Option(
       names = "--batch-size",
       paramLabel = "N",
-      defaultValue = "200",
-      description = "Events claimed per batch (default: ${DEFAULT-VALUE})")
-  int batchSize = RelayConfig.DEFAULT_BATCH_SIZE;
+      description =
+          "Events claimed per batch (default: 200; with --source wal the WAL relay's own, 2000)")
+  @Nullable Integer batchSize;
 
   @Option(
       names = "--publish-timeout",
@@ -148,9 +148,12 @@ final class RelayCommand implements Callable<Integer> {
   @Override
   public Integer call() throws InterruptedException {
     String relayName = name != null ? name : "relay-" + ProcessHandle.current().pid();
+    RelayConfig.Builder settings = RelayConfig.builder();
+    if (batchSize != null) {
+      settings.batchSize(batchSize);
+    }
     RelayConfig config =
-        RelayConfig.builder()
-            .batchSize(batchSize)
+        settings
             .publishTimeout(Duration.ofSeconds(publishTimeoutSeconds))
             .deadLetterPolicy(policy())
             .maxRetryHint(Duration.ofSeconds(maxRetryHintSeconds))

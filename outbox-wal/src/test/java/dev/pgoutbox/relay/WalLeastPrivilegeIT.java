@@ -182,8 +182,9 @@ class WalLeastPrivilegeIT {
           () -> count("id = '" + retried + "' and attempts > 0 and last_error is not null") == 1);
       refusing.set(false);
       Eventually.await(
-          "backlog, streamed and retried published, dead dead-lettered",
-          () -> count("processed_at is not null") == 3 && count("dead_at is not null") == 1);
+          "backlog, streamed and retried published (and deleted: the WAL relay's default"
+              + " completion, under the recipe's DELETE grant), dead dead-lettered",
+          () -> count("true") == 1 && count("dead_at is not null") == 1);
       assertThat(publisher.delivered())
           .extracting(OutboxMessage::id)
           .contains(backlog, streamed, retried);
@@ -192,7 +193,9 @@ class WalLeastPrivilegeIT {
       OutboxAdmin admin = OutboxAdmin.builder().dataSource(pool).schema(db.schema()).build();
       assertThat(admin.walSlot(walRole + "_slot")).isPresent();
       assertThat(admin.discard(dead)).as("DELETE: discarding a dead letter").isTrue();
-      assertThat(admin.purgeProcessed(Duration.ZERO, 100)).isEqualTo(3);
+      assertThat(admin.purgeProcessed(Duration.ZERO, 100))
+          .as("the WAL relay deleted what it delivered: no history to purge")
+          .isZero();
     } finally {
       relay.stop(Duration.ofSeconds(10));
     }

@@ -28,6 +28,31 @@ class WalRelayBuilderTest {
   }
 
   @Test
+  void deletesDeliveredRowsInLargeBatchesUnlessTheConfigSaysOtherwise() {
+    RelayConfig unset = RelayConfig.builder().maxAttempts(3).build();
+    RelayConfig wal = unset.withDefaults(WalRelay.DEFAULT_BATCH_SIZE, WalRelay.DEFAULT_COMPLETION);
+    assertThat(wal.completion()).isEqualTo(Completion.DELETE);
+    assertThat(wal.batchSize()).isEqualTo(2_000);
+    assertThat(wal.maxAttempts()).isEqualTo(3);
+    assertThat(unset.completion())
+        .as("the table relay's default")
+        .isEqualTo(Completion.MARK_PROCESSED);
+    assertThat(unset.batchSize()).isEqualTo(RelayConfig.DEFAULT_BATCH_SIZE);
+
+    RelayConfig chosen =
+        RelayConfig.builder().batchSize(200).completion(Completion.MARK_PROCESSED).build();
+    RelayConfig kept =
+        RelayConfig.from(chosen)
+            .maxAttempts(5)
+            .build()
+            .withDefaults(WalRelay.DEFAULT_BATCH_SIZE, WalRelay.DEFAULT_COMPLETION);
+    assertThat(kept.completion())
+        .as("set, even to the table default")
+        .isEqualTo(Completion.MARK_PROCESSED);
+    assertThat(kept.batchSize()).isEqualTo(200);
+  }
+
+  @Test
   void refusesUnorderedRelaying() {
     assertThatThrownBy(
             () ->

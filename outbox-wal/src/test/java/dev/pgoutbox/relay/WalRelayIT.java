@@ -103,6 +103,39 @@ class WalRelayIT {
     Eventually.await("all completed", () -> pending() == 0);
   }
 
+  /**
+   * The WAL relay deletes what it delivered unless told to mark: a host that wants the history of
+   * delivered events (the admin's queries, retention by age) sets MARK_PROCESSED.
+   */
+  @Test
+  void deletesDeliveredRowsByDefaultAndMarksThemWhenAsked() throws Exception {
+    Outbox outbox = Outbox.builder().schema(db.schema()).build();
+    RecordingPublisher deleting = new RecordingPublisher();
+    WalRelay relay = relays.relay("deleting", deleting, config().build());
+    relay.start();
+    Eventually.await("the reader attached", relay::isReading);
+    db.dsl().transaction(tx -> outbox.append(tx.dsl(), event("d-1", 1)));
+    Eventually.await("published", () -> deleting.delivered().size() == 1);
+    Eventually.await("deleted", () -> db.queryLong("select count(*) from outbox_events") == 0);
+    relay.stop(Duration.ofSeconds(10));
+
+    RecordingPublisher marking = new RecordingPublisher();
+    WalRelay marker =
+        relays.relay("marking", marking, config().completion(Completion.MARK_PROCESSED).build());
+    marker.start();
+    Eventually.await("the reader attached", marker::isReading);
+    db.dsl().transaction(tx -> outbox.append(tx.dsl(), event("m-1", 1)));
+    Eventually.await("published", () -> marking.delivered().size() == 1);
+    Eventually.await(
+        "marked, kept",
+        () ->
+            db.queryLong(
+                    "select count(*) from outbox_events where aggregate_id = 'm-1'"
+                        + " and processed_at is not null")
+                == 1);
+    assertThat(pending()).isZero();
+  }
+
   @Test
   void commitOrderBeatsPositionOrder() throws Exception {
     RecordingPublisher publisher = new RecordingPublisher();
@@ -166,8 +199,9 @@ class WalRelayIT {
         Eventually.DEADLINE,
         () -> pending() == 0,
         () -> "the row completed once visible; " + completionState());
-    assertThat(db.queryLong("select count(*) from outbox_events where processed_at is not null"))
-        .isOne();
+    assertThat(db.queryLong("select count(*) from outbox_events"))
+        .as("completed by the default completion: deleted")
+        .isZero();
   }
 
   /**
@@ -328,7 +362,9 @@ class WalRelayIT {
     assertThat(publisher.deliveredPayloads())
         .extracting(DeliveryChecker::seqOf)
         .containsExactly(1, 2);
-    assertThat(db.queryLong("select count(*) from outbox_events")).isEqualTo(2);
+    assertThat(db.queryLong("select count(*) from outbox_events"))
+        .as("both completed by the default completion, deleted; nothing else left")
+        .isZero();
   }
 
   /**
@@ -506,12 +542,9 @@ class WalRelayIT {
         "the later event published", () -> relay.isReading() && count(publisher, "after") == 1);
     // The drainer's claim that publishes the parked row also weighs the dead and the later heads.
     Eventually.await(
-        "the parked row published and completed",
+        "the parked row published and completed (deleted, the default completion)",
         () ->
-            db.queryLong(
-                    "select count(*) from outbox_events where aggregate_id = 'parked'"
-                        + " and processed_at is not null")
-                == 1);
+            db.queryLong("select count(*) from outbox_events where aggregate_id = 'parked'") == 0);
 
     assertThat(publisher.delivered())
         .extracting(OutboxMessage::aggregateId)

@@ -1,5 +1,6 @@
 package dev.pgoutbox.tools.bench;
 
+import dev.pgoutbox.relay.Completion;
 import dev.pgoutbox.relay.OutboxRelay;
 import dev.pgoutbox.relay.PublishResult;
 import dev.pgoutbox.relay.Publisher;
@@ -75,7 +76,13 @@ final class BesideRelay {
             published.addAndGet(report.published());
           }
         };
-    RelayConfig config = RelayConfig.builder().pollInterval(Duration.ofMillis(100)).build();
+    // Marked, not deleted (the WAL relay's default): the writer scenario counts every event it
+    // wrote in the table afterwards, to report what was lost.
+    RelayConfig config =
+        RelayConfig.builder()
+            .pollInterval(Duration.ofMillis(100))
+            .completion(Completion.MARK_PROCESSED)
+            .build();
     if (kind == Kind.TABLE) {
       OutboxRelay relay =
           OutboxRelay.builder()

@@ -13,9 +13,14 @@ public final class DataOptions {
 
   @Option(
       names = "--batch",
-      defaultValue = "200",
-      description = "Batch size (default ${DEFAULT-VALUE})")
-  int batch;
+      description =
+          "Batch size (default 200; the WAL relay of --source wal: its own default, 2000, unless"
+              + " given)")
+  Integer batch;
+
+  int batch() {
+    return batch != null ? batch : 200;
+  }
 
   int events(BenchOptions options) {
     return events != null ? events : options.quick ? 5_000 : 200_000;

@@ -37,8 +37,10 @@ final class DrainCommand implements Callable<Integer> {
       description =
           "table: drain with OutboxRelay; wal: drain with OutboxRelay and, on identical data, with"
               + " WalRelay from a logical replication slot (wal_events_per_s,"
-              + " ratio_wal_to_drain; needs wal_level=logical: the embedded PostgreSQL is started"
-              + " with it) (default ${DEFAULT-VALUE})")
+              + " ratio_wal_to_drain; and, unless --no-ceiling, the decoding of the same data"
+              + " alone as bench ceiling --source wal does: wal_ceiling_events_per_s,"
+              + " ratio_wal_to_wal_ceiling; needs wal_level=logical: the embedded PostgreSQL is"
+              + " started with it) (default ${DEFAULT-VALUE})")
   String source = "table";
 
   @Option(names = "--no-ceiling", description = "Skip the ceiling run")
@@ -189,10 +191,13 @@ final class DrainCommand implements Callable<Integer> {
             setup.relays(),
             setup.batch(),
             setup.ordering(),
-            setup.completion());
+            setup.completion(),
+            setup.batchGiven(),
+            setup.completionGiven());
     List<String> contenders = contenders();
     // PostgreSQL's own loop runs no code in this JVM.
     contenders.remove("limit");
+    contenders.remove("wal_ceiling");
     long lastCompiled = Long.MAX_VALUE;
     for (int pass = 1; ; pass++) {
       long compiledBefore = JitActivity.compileMillis();
@@ -220,6 +225,9 @@ final class DrainCommand implements Callable<Integer> {
     }
     if (!noCeiling) {
       order.add("ceiling");
+      if (isWal(source)) {
+        order.add("wal_ceiling");
+      }
     }
     if (withBaseline) {
       order.add("baseline");
@@ -250,6 +258,7 @@ final class DrainCommand implements Callable<Integer> {
       case "observed" -> BenchTracing.observed(db, setup, session.factory());
       case "ceiling" -> Drains.ceiling(db, setup);
       case "wal" -> Drains.wal(db, setup, session.factory());
+      case "wal_ceiling" -> Drains.walCeiling(db, setup);
       case "baseline" -> Drains.baseline(db, setup, false);
       case "batched_baseline" -> Drains.baseline(db, setup, true);
       case "limit" -> Drains.limit(db, setup, setup.relays(), Drains.LIMIT_ROWS_PER_COMMIT);
@@ -289,6 +298,15 @@ final class DrainCommand implements Callable<Integer> {
     }
     Drains.Outcome wal = outcomes.get("wal");
     if (wal != null) {
+      // The WAL relay's effective batch and completion: its own defaults unless given.
+      result.put(
+          "wal_batch",
+          setup.batchGiven() ? setup.batch() : dev.pgoutbox.relay.wal.WalRelay.DEFAULT_BATCH_SIZE);
+      Completion walCompletion =
+          setup.completionGiven()
+              ? setup.completion()
+              : dev.pgoutbox.relay.wal.WalRelay.DEFAULT_COMPLETION;
+      result.put("wal_completion", walCompletion == Completion.DELETE ? "delete" : "mark");
       result.put("wal_seconds", Result.round(wal.seconds(), 3));
       result.put("wal_events_per_s", Result.round(wal.eventsPerSecond(), 0));
       result.put(
@@ -298,6 +316,13 @@ final class DrainCommand implements Callable<Integer> {
         check.into(result, "wal_");
       }
       result.put("wal_remaining", wal.remaining());
+      Drains.Outcome walCeiling = outcomes.get("wal_ceiling");
+      if (walCeiling != null) {
+        result.put("wal_ceiling_events_per_s", Result.round(walCeiling.eventsPerSecond(), 0));
+        result.put(
+            "ratio_wal_to_wal_ceiling",
+            Result.round(wal.eventsPerSecond() / walCeiling.eventsPerSecond(), 3));
+      }
     }
     Drains.Outcome ceiling = outcomes.get("ceiling");
     if (ceiling != null) {
@@ -344,7 +369,7 @@ final class DrainCommand implements Callable<Integer> {
   static Drains.Setup setup(BenchOptions options, DataOptions data, RelayOptions relays) {
     int n = data.events(options);
     int a = data.aggregates(options);
-    if (n < 1 || a < 1 || relays.relays < 1 || data.batch < 1 || data.batch > 10_000) {
+    if (n < 1 || a < 1 || relays.relays < 1 || data.batch() < 1 || data.batch() > 10_000) {
       throw new IllegalArgumentException(
           "--events, --aggregates and --relays must be at least 1, --batch between 1 and 10000");
     }
@@ -352,9 +377,11 @@ final class DrainCommand implements Callable<Integer> {
         n,
         a,
         relays.relays,
-        data.batch,
+        data.batch(),
         orderingOf(relays.ordering),
-        completionOf(relays.completion));
+        completionOf(relays.completion()),
+        data.batch != null,
+        relays.completion != null);
   }
 
   static boolean isWal(String source) {

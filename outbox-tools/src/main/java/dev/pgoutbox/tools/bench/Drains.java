@@ -44,7 +44,25 @@ final class Drains {
       int relays,
       int batch,
       Ordering ordering,
-      Completion completion) {}
+      Completion completion,
+      boolean batchGiven,
+      boolean completionGiven) {
+
+    /**
+     * The WAL relay's config: {@code batch} and {@code completion} where given on the command line,
+     * else the WAL relay's own defaults (what a user gets without tuning).
+     */
+    RelayConfig.Builder walConfig() {
+      RelayConfig.Builder b = RelayConfig.builder();
+      if (batchGiven) {
+        b.batchSize(batch);
+      }
+      if (completionGiven) {
+        b.completion(completion);
+      }
+      return b;
+    }
+  }
 
   /**
    * How a drain went.
@@ -176,12 +194,7 @@ final class Drains {
             .executor(executor)
             .slotName(slot)
             .publicationName(slot)
-            .config(
-                RelayConfig.builder()
-                    .batchSize(setup.batch())
-                    .completion(setup.completion())
-                    .pollInterval(Duration.ofMillis(100))
-                    .build())
+            .config(setup.walConfig().pollInterval(Duration.ofMillis(100)).build())
             .listener(counter)
             .build();
     try {

@@ -19,7 +19,12 @@ public final class RelayOptions {
 
   @Option(
       names = "--completion",
-      defaultValue = "mark",
-      description = "mark or delete (default ${DEFAULT-VALUE})")
-  String completion = "mark";
+      description =
+          "mark or delete (default mark; the WAL relay of --source wal: its own default, delete,"
+              + " unless given)")
+  String completion;
+
+  String completion() {
+    return completion != null ? completion : "mark";
+  }
 }

@@ -161,7 +161,7 @@ final class SoakCommand implements Callable<Integer> {
     RelayConfig config =
         RelayConfig.builder()
             .ordering(DrainCommand.orderingOf(relaysOptions.ordering))
-            .completion(DrainCommand.completionOf(relaysOptions.completion))
+            .completion(DrainCommand.completionOf(relaysOptions.completion()))
             .build();
 
     try (BenchDatabase db = BenchDatabase.open(options);
@@ -295,7 +295,7 @@ final class SoakCommand implements Callable<Integer> {
               .put("aggregates", aggregates)
               .put("relays", relaysOptions.relays)
               .put("ordering", relaysOptions.ordering)
-              .put("completion", relaysOptions.completion)
+              .put("completion", relaysOptions.completion())
               .put("publisher", publishers.publisher)
               .put("retention", retentionAge == null ? null : retentionAge.toSeconds() + "s")
               .put("sample_seconds", sampleSeconds)

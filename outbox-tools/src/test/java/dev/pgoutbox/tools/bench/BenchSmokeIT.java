@@ -224,6 +224,18 @@ class BenchSmokeIT {
           "slowest_1pct_claim_ms",
           "slowest_1pct_committed_during_batch_pct");
 
+  private static final List<String> WAL_DRAIN =
+      List.of(
+          "wal_batch",
+          "wal_completion",
+          "wal_seconds",
+          "wal_events_per_s",
+          "ratio_wal_to_drain",
+          "wal_lost",
+          "wal_reordered",
+          "wal_duplicates",
+          "wal_remaining");
+
   /** The WAL relay's scenarios, on a server with {@code wal_level=logical}. */
   static Stream<Arguments> walScenarios() {
     return Stream.of(
@@ -234,14 +246,17 @@ class BenchSmokeIT {
             RUN,
             CHECK,
             List.of("remaining"),
-            List.of(
-                "wal_seconds",
-                "wal_events_per_s",
-                "ratio_wal_to_drain",
-                "wal_lost",
-                "wal_reordered",
-                "wal_duplicates",
-                "wal_remaining")),
+            WAL_DRAIN),
+        scenario(
+            "drain --source wal --batch 300 --completion mark",
+            DATA,
+            List.of("publisher", "jit_compile_ms"),
+            RUN,
+            CHECK,
+            List.of("remaining"),
+            WAL_DRAIN,
+            List.of("wal_ceiling_events_per_s", "ratio_wal_to_wal_ceiling"),
+            CEILING),
         scenario("ceiling --source wal", DATA, List.of("source", "decoded"), RUN),
         scenario("latency --source wal --seconds 2", LATENCY, CHECK),
         scenario(
@@ -274,6 +289,12 @@ class BenchSmokeIT {
         assertThat(line.get("wal_decoding_only_streamed").asLong())
             .as("slot read alone")
             .isPositive();
+      }
+      if (arguments.startsWith("drain")) {
+        // The WAL relay at its own defaults unless the batch and completion are given.
+        boolean given = arguments.contains("--batch");
+        assertThat(line.get("wal_batch").asInt()).isEqualTo(given ? 300 : 2_000);
+        assertThat(line.get("wal_completion").asText()).isEqualTo(given ? "mark" : "delete");
       }
       if (arguments.startsWith("latency")) {
         // Nothing crashes here: the reader publishes each event once.

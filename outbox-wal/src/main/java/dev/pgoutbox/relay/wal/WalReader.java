@@ -79,7 +79,8 @@ final class WalReader implements Runnable {
    * Counted in rows, not in the completer's work items: at a few hundred events a second each
    * transaction is a batch of its own, and 64 items then filled in about 130 ms, so a completion
    * held up that long by a slow disk (writers' commits took up to 63 ms at such moments) stopped
-   * the reader and added the wait to every event behind it.
+   * the reader and added the wait to every event behind it. Capped at what one completion statement
+   * takes ({@link WalCompleter#MAX_POSITIONS}), whatever the batch size.
    */
   static final int MAX_COMPLETER_BACKLOG_BATCHES = 64;
 
@@ -446,7 +447,10 @@ final class WalReader implements Runnable {
 
   private void readAndPublish() throws SQLException, InterruptedException {
     PGReplicationStream current = stream;
-    if (completer.backlogRows() > (long) MAX_COMPLETER_BACKLOG_BATCHES * config.batchSize()) {
+    if (completer.backlogRows()
+        > Math.min(
+            (long) MAX_COMPLETER_BACKLOG_BATCHES * config.batchSize(),
+            WalCompleter.MAX_POSITIONS)) {
       applyAck(current);
       schedule(1);
       return;

@@ -4,6 +4,7 @@ import static java.util.Objects.requireNonNull;
 
 import dev.pgoutbox.core.OutboxException;
 import dev.pgoutbox.db.OutboxSchema;
+import dev.pgoutbox.relay.Completion;
 import dev.pgoutbox.relay.ListenConnectionFactory;
 import dev.pgoutbox.relay.Ordering;
 import dev.pgoutbox.relay.OutboxAdmin;
@@ -68,7 +69,9 @@ import org.jspecify.annotations.Nullable;
  * slot: the instance then claims parked events only again and stands by to read it.
  *
  * <p><b>Settings.</b> {@link RelayConfig} as for {@link OutboxRelay}, with strict ordering (the
- * default; {@code UNORDERED} is refused). The drainer polls every {@code pollInterval}.
+ * default; {@code UNORDERED} is refused), except two defaults: {@link #DEFAULT_BATCH_SIZE} and
+ * {@link #DEFAULT_COMPLETION} (delivered rows are deleted: the table keeps no history of them; set
+ * {@code completion(MARK_PROCESSED)} to keep it). The drainer polls every {@code pollInterval}.
  *
  * <p><b>Threads.</b> Three chains of short tasks share the executor: the reader (which waits for
  * data on its thread, at most 100 ms at a time), the completer and the drainer; give it three
@@ -90,6 +93,25 @@ public final class WalRelay implements AutoCloseable {
    * Builder#slotCreationTimeout}).
    */
   public static final Duration DEFAULT_SLOT_CREATION_TIMEOUT = Duration.ofSeconds(30);
+
+  /**
+   * The reader's batch size when the {@link RelayConfig} leaves {@code batchSize} unset. Larger
+   * than the table relay's: a batch is published as soon as the stream pauses, not when it is full,
+   * so a large one costs no latency under light load; under load it lets a completion (and the
+   * publisher's call) cover more events. The drainer claims parked events in batches of it too.
+   */
+  public static final int DEFAULT_BATCH_SIZE = 2_000;
+
+  /**
+   * The completion when the {@link RelayConfig} leaves {@code completion} unset: {@link
+   * Completion#DELETE}. A delivered row is deleted, not marked: the table then holds only what is
+   * pending (and parked, and dead), which is all that recovery after a slot loss needs, and keeps
+   * no history of delivered events. Marking a row rewrites it (a new heap tuple and index entries,
+   * never a HOT update), which cost more than decoding it; see docs/wal-completion.md. Set {@link
+   * RelayConfig.Builder#completion} to {@link Completion#MARK_PROCESSED} to keep delivered rows
+   * until {@link OutboxAdmin#purgeProcessed} removes them.
+   */
+  public static final Completion DEFAULT_COMPLETION = Completion.DELETE;
 
   /** Threads of the executor the relay creates when none is given. */
   public static final int OWN_THREADS = 3;
@@ -128,7 +150,7 @@ public final class WalRelay implements AutoCloseable {
     this.dataSource = settings.dataSource();
     this.schema = settings.schema();
     this.publisher = settings.publisher();
-    this.config = settings.config();
+    this.config = settings.config().withDefaults(DEFAULT_BATCH_SIZE, DEFAULT_COMPLETION);
     this.log = new RelayLog(name);
     this.listener = new SafeListener(settings.listener(), log);
     this.replicationConnections = replicationConnections;

@@ -349,7 +349,7 @@ public final class BatchRunner {
       } catch (DataAccessException e) {
         connection.rollback(one);
         String reason =
-            storedReason(
+            FailureRules.storedReason(
                 "the relay could not record this event's failure ("
                     + describe(e)
                     + "); last failure: "
@@ -489,7 +489,7 @@ public final class BatchRunner {
         int attempts,
         boolean isDead,
         Duration retryIn) {
-      String stored = storedReason(reason, config.lastErrorMaxLength());
+      String stored = FailureRules.storedReason(reason, config.lastErrorMaxLength());
       failures.add(new Marker.Failure(row.id(), attempts, stored, isDead, retryIn));
       EventFailure report = new EventFailure(message, stored, attempts, isDead, retryIn);
       failureReports.add(report);
@@ -508,31 +508,6 @@ public final class BatchRunner {
    * stored {@code retry_after} is always a reachable time.
    */
   private Duration retryDelay(int attempts, @Nullable Duration hint) {
-    return retryDelay(config, attempts, hint);
-  }
-
-  /**
-   * {@link #retryDelay(int, Duration)} for {@code config}; the WAL reader's parking uses it too.
-   */
-  public static Duration retryDelay(RelayConfig config, int attempts, @Nullable Duration hint) {
-    long backoffMillis = config.backoff().apply(attempts);
-    Duration delay = Duration.ofMillis(Math.max(0, backoffMillis));
-    if (hint != null && hint.compareTo(delay) > 0) {
-      delay = hint.compareTo(config.maxRetryHint()) > 0 ? config.maxRetryHint() : hint;
-      if (delay.compareTo(Duration.ofMillis(Math.max(0, backoffMillis))) < 0) {
-        delay = Duration.ofMillis(Math.max(0, backoffMillis));
-      }
-    }
-    return delay.compareTo(RelayConfig.MAX_RETRY_DELAY) > 0 ? RelayConfig.MAX_RETRY_DELAY : delay;
-  }
-
-  /**
-   * The text stored in {@code last_error} and logged for a failure reason of any publisher: URL
-   * credentials redacted ({@link UrlRedaction}), NUL replaced, cut at {@code max} characters. The
-   * relay's one place that turns a failure into text; the WAL reader uses it too.
-   */
-  public static String storedReason(String reason, int max) {
-    String text = UrlRedaction.text(reason).replace('\u0000', ' ');
-    return text.length() <= max ? text : text.substring(0, max - 3) + "...";
+    return FailureRules.retryDelay(config, attempts, hint);
   }
 }

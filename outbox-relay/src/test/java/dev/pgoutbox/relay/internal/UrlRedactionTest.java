@@ -68,8 +68,9 @@ class UrlRedactionTest {
   @Test
   void theStoredReasonIsRedactedBeforeItIsCut() {
     String reason = "x".repeat(60) + " https://h/p?token=" + "S".repeat(100);
-    String stored = BatchRunner.storedReason(reason, 80);
+    String stored = FailureRules.storedReason(reason, 80);
     assertThat(stored).hasSizeLessThanOrEqualTo(80).doesNotContain("S");
-    assertThat(BatchRunner.storedReason("https://u:pw@h/\u0000", 100)).isEqualTo("https://***@h/ ");
+    assertThat(FailureRules.storedReason("https://u:pw@h/\u0000", 100))
+        .isEqualTo("https://***@h/ ");
   }
 }

@@ -12,8 +12,8 @@ import dev.pgoutbox.relay.RelayListener;
 import dev.pgoutbox.relay.RelayListener.BatchReport;
 import dev.pgoutbox.relay.RelayListener.EventFailure;
 import dev.pgoutbox.relay.WalSlotStats;
-import dev.pgoutbox.relay.internal.BatchRunner;
 import dev.pgoutbox.relay.internal.ClaimedRow;
+import dev.pgoutbox.relay.internal.FailureRules;
 import dev.pgoutbox.relay.internal.Marker;
 import dev.pgoutbox.relay.internal.MessageMapper;
 import dev.pgoutbox.relay.internal.PublishCall;
@@ -901,8 +901,8 @@ final class WalReader implements Runnable {
       List<EventFailure> reports) {
     int attempts = MessageMapper.nextAttempt(row.attempts());
     boolean dead = permanent || attempts >= config.maxAttempts();
-    Duration retryIn = dead ? Duration.ZERO : BatchRunner.retryDelay(config, attempts, hint);
-    String stored = BatchRunner.storedReason(reason, config.lastErrorMaxLength());
+    Duration retryIn = dead ? Duration.ZERO : FailureRules.retryDelay(config, attempts, hint);
+    String stored = FailureRules.storedReason(reason, config.lastErrorMaxLength());
     failures.add(new Marker.Failure(row.id(), attempts, stored, dead, retryIn));
     EventFailure failure = new EventFailure(message, stored, attempts, dead, retryIn);
     reports.add(failure);

@@ -29,6 +29,8 @@ final class DrainCommand implements Callable<Integer> {
 
   @Mixin RelayOptions relaysOptions;
 
+  @Mixin TransportOption transport;
+
   @Mixin BenchPublishers publishers;
 
   @Option(
@@ -136,6 +138,9 @@ final class DrainCommand implements Callable<Integer> {
           "--tracing-bridge must be otel, observation or both, was " + tracingBridge);
     }
     boolean wal = isWal(source);
+    if (transport.messages() && !wal) {
+      throw new IllegalArgumentException("--transport messages needs --source wal");
+    }
     if (wal && relaysOptions.relays != 1) {
       throw new IllegalArgumentException(
           "--source wal drains with one WAL relay beside --relays 1 table relay, was --relays "
@@ -217,6 +222,9 @@ final class DrainCommand implements Callable<Integer> {
     List<String> order = new ArrayList<>(List.of("drain"));
     if (isWal(source)) {
       order.add("wal");
+      if (transport.messages()) {
+        order.add("wal_ceiling");
+      }
     }
     if (!noCeiling) {
       order.add("ceiling");
@@ -249,7 +257,8 @@ final class DrainCommand implements Callable<Integer> {
       case "linked" -> BenchTracing.drain(db, setup, session.factory(), true);
       case "observed" -> BenchTracing.observed(db, setup, session.factory());
       case "ceiling" -> Drains.ceiling(db, setup);
-      case "wal" -> Drains.wal(db, setup, session.factory());
+      case "wal" -> Drains.wal(db, setup, session.factory(), transport.value());
+      case "wal_ceiling" -> Drains.walCeiling(db, setup, transport.value());
       case "baseline" -> Drains.baseline(db, setup, false);
       case "batched_baseline" -> Drains.baseline(db, setup, true);
       case "limit" -> Drains.limit(db, setup, setup.relays(), Drains.LIMIT_ROWS_PER_COMMIT);
@@ -298,6 +307,15 @@ final class DrainCommand implements Callable<Integer> {
         check.into(result, "wal_");
       }
       result.put("wal_remaining", wal.remaining());
+      result.put("transport", transport.label());
+      Drains.Outcome walCeiling = outcomes.get("wal_ceiling");
+      if (walCeiling != null) {
+        // The WAL relay against the decoding of the same events alone (its own limit).
+        result.put("wal_ceiling_events_per_s", Result.round(walCeiling.eventsPerSecond(), 0));
+        result.put(
+            "ratio_wal_to_wal_ceiling",
+            Result.round(wal.eventsPerSecond() / walCeiling.eventsPerSecond(), 3));
+      }
     }
     Drains.Outcome ceiling = outcomes.get("ceiling");
     if (ceiling != null) {

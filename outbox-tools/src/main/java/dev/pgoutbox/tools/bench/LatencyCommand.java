@@ -45,6 +45,8 @@ final class LatencyCommand implements Callable<Integer> {
 
   @Mixin BenchOptions options;
 
+  @Mixin TransportOption transport;
+
   @Option(
       names = "--writers",
       defaultValue = "4",
@@ -151,8 +153,12 @@ final class LatencyCommand implements Callable<Integer> {
     Double drainSeconds = null;
     try (BenchDatabase db = BenchDatabase.open(options, wal)) {
       db.resetSchema();
+      if (transport.messages() && !wal) {
+        throw new IllegalArgumentException("--transport messages needs --source wal");
+      }
+      transport.prepare(db);
       @Nullable String slot = wal ? Drains.walSlot(db) : null;
-      Outbox outbox = Outbox.builder().schema(db.schema()).build();
+      Outbox outbox = Outbox.builder().schema(db.schema()).transport(transport.value()).build();
       Map<UUID, Long> committedAt = new ConcurrentHashMap<>();
       Map<UUID, Long> publishedAt = new ConcurrentHashMap<>();
       Deliveries deliveries = new Deliveries();
@@ -203,6 +209,7 @@ final class LatencyCommand implements Callable<Integer> {
           WalRelay relay =
               WalRelay.builder()
                   .name("latency-wal")
+                  .transport(transport.value())
                   .dataSource(db.pool(3))
                   .schema(db.schema())
                   .executor(executor)
@@ -309,6 +316,7 @@ final class LatencyCommand implements Callable<Integer> {
               .put("rate", rate)
               .put("relays", relays)
               .put("source", source)
+              .put("transport", transport.label())
               .put("wake_up", wal ? "stream" : pollOnly ? "poll-only" : "notify")
               .put("relay_threads", relayThreads)
               .put("poll_interval_ms", pollIntervalMillis)

@@ -157,6 +157,7 @@ final class LatencyCommand implements Callable<Integer> {
         throw new IllegalArgumentException("--transport messages needs --source wal");
       }
       transport.prepare(db);
+      long tableBytesBefore = db.queryLong("SELECT pg_total_relation_size('outbox_events')");
       @Nullable String slot = wal ? Drains.walSlot(db) : null;
       Outbox outbox = Outbox.builder().schema(db.schema()).transport(transport.value()).build();
       Map<UUID, Long> committedAt = new ConcurrentHashMap<>();
@@ -295,6 +296,8 @@ final class LatencyCommand implements Callable<Integer> {
         }
       }
 
+      // After the drain (and the relays' completions): what the delivered events left behind.
+      long tableBytesAfter = db.queryLong("SELECT pg_total_relation_size('outbox_events')");
       Histogram latency = Micros.histogram();
       Map<UUID, Long> measured = new HashMap<>();
       committedAt.forEach(
@@ -317,6 +320,8 @@ final class LatencyCommand implements Callable<Integer> {
               .put("relays", relays)
               .put("source", source)
               .put("transport", transport.label())
+              .put("outbox_table_bytes_before", tableBytesBefore)
+              .put("outbox_table_bytes_after", tableBytesAfter)
               .put("wake_up", wal ? "stream" : pollOnly ? "poll-only" : "notify")
               .put("relay_threads", relayThreads)
               .put("poll_interval_ms", pollIntervalMillis)

@@ -47,6 +47,14 @@ public final class OutboxRoles {
    */
   public static final String WAL_RELAY_GRANTS_SCRIPT = "db/pgoutbox/roles/wal-relay-grants.sql";
 
+  /**
+   * Classpath resource of what the message transport needs: {@code EXECUTE} on {@code
+   * pg_logical_emit_message} taken from {@code PUBLIC} and given to the writer, and the relay's
+   * {@code INSERT} to park failed events; psql variables for the names.
+   */
+  public static final String WAL_MESSAGES_GRANTS_SCRIPT =
+      "db/pgoutbox/roles/wal-messages-grants.sql";
+
   private static final Pattern PLAIN_IDENTIFIER = Pattern.compile("[a-z_][a-z0-9_]*");
 
   private OutboxRoles() {}
@@ -275,6 +283,68 @@ public final class OutboxRoles {
           "Could not grant the WAL relay's privileges to "
               + relayRole
               + " on schema "
+              + schema
+              + ": "
+              + e.getMessage(),
+          e);
+    }
+  }
+
+  /**
+   * The statements of {@value #WAL_MESSAGES_GRANTS_SCRIPT} with the names filled in, one per
+   * element, without comments or trailing semicolons.
+   *
+   * @throws IllegalArgumentException naming the first argument that is not a plain identifier
+   */
+  public static List<String> walMessagesGrantStatements(
+      String schema, String writerRole, String relayRole) {
+    String writer = quoted("writerRole", writerRole);
+    String script =
+        readScript(WAL_MESSAGES_GRANTS_SCRIPT)
+            .replace(":\"schema\"", quoted("schema", schema))
+            .replace(":'writer_role'", "'" + writer.substring(1, writer.length() - 1) + "'")
+            .replace(":\"relay_role\"", quoted("relayRole", relayRole));
+    return statements(WAL_MESSAGES_GRANTS_SCRIPT, script);
+  }
+
+  /**
+   * Makes the message transport safe and usable: takes {@code EXECUTE} on every overload of {@code
+   * pg_catalog.pg_logical_emit_message} from {@code PUBLIC} and grants it to {@code writerRole}
+   * (the function is executable by every role out of the box, so any role could forge an event the
+   * WAL relay would publish), and grants {@code relayRole} {@code INSERT} on the columns it fills
+   * when it parks a failed event. Runs {@link #walMessagesGrantStatements} in one transaction on
+   * {@code superuser}, which must be a superuser, in the outbox's database. Idempotent.
+   *
+   * <pre>{@code
+   * OutboxRoles.grant(superuser, "outbox", "orders_app", "orders_relay", "orders_consumer");
+   * OutboxRoles.grantWalRelay(superuser, "outbox", "orders_relay", "pgoutbox_outbox");
+   * OutboxRoles.grantWalMessages(superuser, "outbox", "orders_app", "orders_relay");
+   * }</pre>
+   *
+   * @throws IllegalArgumentException naming the first argument that is not a plain identifier
+   * @throws IllegalStateException with PostgreSQL's reason if a statement fails (nothing changed)
+   */
+  public static void grantWalMessages(
+      DataSource superuser, String schema, String writerRole, String relayRole) {
+    requireNonNull(superuser, "superuser");
+    List<String> statements = walMessagesGrantStatements(schema, writerRole, relayRole);
+    try (Connection connection = superuser.getConnection()) {
+      boolean autoCommit = connection.getAutoCommit();
+      connection.setAutoCommit(false);
+      try (Statement statement = connection.createStatement()) {
+        for (String sql : statements) {
+          statement.execute(sql);
+        }
+        connection.commit();
+      } catch (SQLException e) {
+        connection.rollback();
+        throw e;
+      } finally {
+        connection.setAutoCommit(autoCommit);
+      }
+    } catch (SQLException e) {
+      throw new IllegalStateException(
+          "Could not grant the message transport's privileges on schema "
               + schema
               + ": "
               + e.getMessage(),

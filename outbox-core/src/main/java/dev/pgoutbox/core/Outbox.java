@@ -5,6 +5,7 @@ import static java.util.Objects.requireNonNull;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.pgoutbox.core.internal.Contexts;
 import dev.pgoutbox.core.internal.EventInserts;
+import dev.pgoutbox.core.internal.EventMessages;
 import dev.pgoutbox.core.internal.Ids;
 import dev.pgoutbox.core.internal.Json;
 import dev.pgoutbox.core.internal.Texts;
@@ -108,6 +109,8 @@ public final class Outbox {
   private final int maxPayloadBytes;
   private final int maxHeaders;
   private final int maxHeaderBytes;
+  private final OutboxTransport transport;
+  private final String messagePrefix;
 
   private Outbox(Builder builder) {
     this.schema = builder.schema;
@@ -120,6 +123,8 @@ public final class Outbox {
     this.maxPayloadBytes = builder.maxPayloadBytes;
     this.maxHeaders = builder.maxHeaders;
     this.maxHeaderBytes = builder.maxHeaderBytes;
+    this.transport = builder.transport;
+    this.messagePrefix = OutboxTransport.messagePrefix(schema);
     LOG.debug("pgoutbox-outbox - Built {}", this);
   }
 
@@ -227,6 +232,11 @@ public final class Outbox {
     return maxHeaderBytes;
   }
 
+  /** How events are written: {@link Builder#transport(OutboxTransport)}. */
+  public OutboxTransport transport() {
+    return transport;
+  }
+
   /** Whether {@code append} takes the aggregate's advisory lock before inserting. */
   public boolean serializesWritersPerAggregate() {
     return serializeWritersPerAggregate;
@@ -236,6 +246,8 @@ public final class Outbox {
   public String toString() {
     return "Outbox[schema="
         + schema
+        + ", transport="
+        + transport
         + ", serializeWritersPerAggregate="
         + serializeWritersPerAggregate
         + ", headersHook="
@@ -279,6 +291,10 @@ public final class Outbox {
               + " transaction, on its connection or context (jOOQ transaction(...), Spring"
               + " @Transactional, or Connection.setAutoCommit(false)); nothing was written");
     }
+    if (transport == OutboxTransport.MESSAGES) {
+      emit(tx, rows);
+      return ids(rows);
+    }
     try {
       List<String> lockKeys = List.of();
       if (serializeWritersPerAggregate) {
@@ -312,11 +328,59 @@ public final class Outbox {
               + e.getMessage(),
           e);
     }
+    return ids(rows);
+  }
+
+  private static List<UUID> ids(List<OutboxEventsRecord> rows) {
     List<UUID> ids = new ArrayList<>(rows.size());
     for (OutboxEventsRecord row : rows) {
       ids.add(row.getId());
     }
     return List.copyOf(ids);
+  }
+
+  /**
+   * The message transport: one logical decoding message per event, in order, in the host's
+   * transaction ({@link EventMessages}). No advisory lock: the WAL relay publishes in commit order,
+   * which needs no serialization of writers.
+   */
+  private void emit(DSLContext tx, List<OutboxEventsRecord> rows) {
+    try {
+      for (int from = 0; from < rows.size(); from += MAX_ROWS_PER_STATEMENT) {
+        List<OutboxEventsRecord> part =
+            rows.subList(from, Math.min(rows.size(), from + MAX_ROWS_PER_STATEMENT));
+        List<byte[]> contents = new ArrayList<>(part.size());
+        for (OutboxEventsRecord row : part) {
+          contents.add(
+              EventMessages.encode(
+                  row.getId(),
+                  row.getAggregateType(),
+                  row.getAggregateId(),
+                  row.getEventType(),
+                  row.getPayload().data(),
+                  row.getHeaders().data()));
+        }
+        tx.fetch(
+            EventMessages.statement(part.size()), EventMessages.binds(messagePrefix, contents));
+      }
+    } catch (DataAccessException e) {
+      throw new OutboxException(
+          "Could not append "
+              + (rows.size() == 1 ? "event " : rows.size() + " events, the first ")
+              + rows.get(0).getId()
+              + " (aggregate "
+              + rows.get(0).getAggregateType()
+              + "/"
+              + rows.get(0).getAggregateId()
+              + ", type "
+              + rows.get(0).getEventType()
+              + ") as logical decoding messages "
+              + messagePrefix
+              + " (transport MESSAGES; the role needs EXECUTE on"
+              + " pg_catalog.pg_logical_emit_message, see docs/wal-messages.md): "
+              + e.getMessage(),
+          e);
+    }
   }
 
   private OutboxEventsRecord row(
@@ -484,8 +548,24 @@ public final class Outbox {
     private int maxPayloadBytes = DEFAULT_MAX_PAYLOAD_BYTES;
     private int maxHeaders = DEFAULT_MAX_HEADERS;
     private int maxHeaderBytes = DEFAULT_MAX_HEADER_BYTES;
+    private OutboxTransport transport = OutboxTransport.ROWS;
 
     private Builder() {}
+
+    /**
+     * How events are written (default {@link OutboxTransport#ROWS}). {@link
+     * OutboxTransport#MESSAGES} writes each event as {@code
+     * pg_catalog.pg_logical_emit_message(true, 'pgoutbox:<schema>', <event>)} in the caller's
+     * transaction, no row: only a {@code WalRelay} built with the same transport publishes it, so
+     * switch the relays first (they read both transports), then the writers. The checks of every
+     * event are the same; {@link #serializeWritersPerAggregate(boolean)} has no effect (the WAL
+     * relay follows commit order). The writer's role needs {@code EXECUTE} on the function, which
+     * pgoutbox asks to take from {@code PUBLIC} (docs/wal-messages.md).
+     */
+    public Builder transport(OutboxTransport transport) {
+      this.transport = requireNonNull(transport, "transport");
+      return this;
+    }
 
     /**
      * The schema that holds the outbox tables, as given to {@code OutboxSchema.migrate}. Default

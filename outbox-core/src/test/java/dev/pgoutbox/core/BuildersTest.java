@@ -22,9 +22,11 @@ class BuildersTest {
     Outbox outbox = Outbox.builder().build();
     assertThat(outbox.schema()).isEqualTo("public");
     assertThat(outbox.serializesWritersPerAggregate()).isTrue();
+    assertThat(outbox.transport()).isEqualTo(OutboxTransport.ROWS);
     assertThat(outbox)
         .hasToString(
-            "Outbox[schema=public, serializeWritersPerAggregate=true, headersHook=false,"
+            "Outbox[schema=public, transport=ROWS, serializeWritersPerAggregate=true,"
+                + " headersHook=false,"
                 + " traceContext=W3C, maxPayloadBytes=1048576, maxHeaders=64,"
                 + " maxHeaderBytes=16384]");
     assertThat(outbox.maxPayloadBytes()).isEqualTo(Outbox.DEFAULT_MAX_PAYLOAD_BYTES);

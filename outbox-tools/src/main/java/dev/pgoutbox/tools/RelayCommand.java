@@ -83,6 +83,15 @@ final class RelayCommand implements Callable<Integer> {
   String source = "table";
 
   @Option(
+      names = "--transport",
+      paramLabel = "TRANSPORT",
+      defaultValue = "rows",
+      description =
+          "With --source wal: rows (inserted rows only) or messages (also the message transport's"
+              + " logical decoding messages; see docs/wal-messages.md) (default: ${DEFAULT-VALUE})")
+  String transport = "rows";
+
+  @Option(
       names = "--name",
       paramLabel = "NAME",
       description = "Relay name in logs and metrics (default: relay-<pid>)")
@@ -187,6 +196,10 @@ final class RelayCommand implements Callable<Integer> {
               .name(relayName)
               .dataSource(dataSource)
               .schema(schema)
+              .transport(
+                  transport.equals("messages")
+                      ? dev.pgoutbox.core.OutboxTransport.MESSAGES
+                      : dev.pgoutbox.core.OutboxTransport.ROWS)
               .publisher(publisher)
               .config(config)
               .build();

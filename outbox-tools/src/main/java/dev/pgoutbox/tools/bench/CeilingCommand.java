@@ -21,6 +21,8 @@ final class CeilingCommand implements Callable<Integer> {
 
   @Mixin RelayOptions relays;
 
+  @Mixin TransportOption transport;
+
   @Option(
       names = "--source",
       defaultValue = "table",
@@ -36,8 +38,15 @@ final class CeilingCommand implements Callable<Integer> {
     Drains.Setup setup = DrainCommand.setup(options, data, relays);
     boolean wal = DrainCommand.isWal(source);
     try (BenchDatabase db = BenchDatabase.open(options, wal)) {
-      Drains.Outcome outcome = wal ? Drains.walCeiling(db, setup) : Drains.ceiling(db, setup);
-      Result result = DrainCommand.describe(new Result("ceiling"), setup).put("source", source);
+      if (transport.messages() && !wal) {
+        throw new IllegalArgumentException("--transport messages needs --source wal");
+      }
+      Drains.Outcome outcome =
+          wal ? Drains.walCeiling(db, setup, transport.value()) : Drains.ceiling(db, setup);
+      Result result =
+          DrainCommand.describe(new Result("ceiling"), setup)
+              .put("source", source)
+              .put("transport", transport.label());
       if (wal) {
         // Decoding leaves the rows pending by design: what is checked is that every insert was
         // decoded.

@@ -29,6 +29,8 @@ final class DrainCommand implements Callable<Integer> {
 
   @Mixin RelayOptions relaysOptions;
 
+  @Mixin TransportOption transport;
+
   @Mixin BenchPublishers publishers;
 
   @Option(
@@ -138,6 +140,9 @@ final class DrainCommand implements Callable<Integer> {
           "--tracing-bridge must be otel, observation or both, was " + tracingBridge);
     }
     boolean wal = isWal(source);
+    if (transport.messages() && !wal) {
+      throw new IllegalArgumentException("--transport messages needs --source wal");
+    }
     if (wal && relaysOptions.relays != 1) {
       throw new IllegalArgumentException(
           "--source wal drains with one WAL relay beside --relays 1 table relay, was --relays "
@@ -222,6 +227,9 @@ final class DrainCommand implements Callable<Integer> {
     List<String> order = new ArrayList<>(List.of("drain"));
     if (isWal(source)) {
       order.add("wal");
+      if (transport.messages()) {
+        order.add("wal_ceiling");
+      }
     }
     if (!noCeiling) {
       order.add("ceiling");
@@ -257,8 +265,8 @@ final class DrainCommand implements Callable<Integer> {
       case "linked" -> BenchTracing.drain(db, setup, session.factory(), true);
       case "observed" -> BenchTracing.observed(db, setup, session.factory());
       case "ceiling" -> Drains.ceiling(db, setup);
-      case "wal" -> Drains.wal(db, setup, session.factory());
-      case "wal_ceiling" -> Drains.walCeiling(db, setup);
+      case "wal" -> Drains.wal(db, setup, session.factory(), transport.value());
+      case "wal_ceiling" -> Drains.walCeiling(db, setup, transport.value());
       case "baseline" -> Drains.baseline(db, setup, false);
       case "batched_baseline" -> Drains.baseline(db, setup, true);
       case "limit" -> Drains.limit(db, setup, setup.relays(), Drains.LIMIT_ROWS_PER_COMMIT);
@@ -316,8 +324,10 @@ final class DrainCommand implements Callable<Integer> {
         check.into(result, "wal_");
       }
       result.put("wal_remaining", wal.remaining());
+      result.put("transport", transport.label());
       Drains.Outcome walCeiling = outcomes.get("wal_ceiling");
       if (walCeiling != null) {
+        // The WAL relay against the decoding of the same events alone (its own limit).
         result.put("wal_ceiling_events_per_s", Result.round(walCeiling.eventsPerSecond(), 0));
         result.put(
             "ratio_wal_to_wal_ceiling",

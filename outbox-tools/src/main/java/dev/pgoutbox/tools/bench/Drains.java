@@ -1,6 +1,7 @@
 package dev.pgoutbox.tools.bench;
 
 import com.zaxxer.hikari.HikariDataSource;
+import dev.pgoutbox.core.OutboxTransport;
 import dev.pgoutbox.relay.ClaimProbe;
 import dev.pgoutbox.relay.Completion;
 import dev.pgoutbox.relay.DeadLetterPolicy;
@@ -165,9 +166,23 @@ final class Drains {
    * publisher; the slot is dropped afterwards.
    */
   static Outcome wal(BenchDatabase db, Setup setup, PublisherFactory publishers) throws Exception {
+    return wal(db, setup, publishers, OutboxTransport.ROWS);
+  }
+
+  /** {@link #wal(BenchDatabase, Setup, PublisherFactory)} with events of {@code transport}. */
+  static Outcome wal(
+      BenchDatabase db, Setup setup, PublisherFactory publishers, OutboxTransport transport)
+      throws Exception {
     db.resetSchema();
+    boolean messages = transport == OutboxTransport.MESSAGES;
+    if (messages) {
+      TransportOption.grantMessages(db);
+    }
     String slot = walSlot(db);
-    Map<String, Integer> written = db.preload(setup.events(), setup.aggregates());
+    Map<String, Integer> written =
+        messages
+            ? MessagePreload.preload(db, setup.events(), setup.aggregates())
+            : db.preload(setup.events(), setup.aggregates());
     Deliveries deliveries = new Deliveries();
     AtomicLong committed = new AtomicLong();
     CountDownLatch done = new CountDownLatch(1);
@@ -188,6 +203,7 @@ final class Drains {
     WalRelay relay =
         WalRelay.builder()
             .name("bench-wal")
+            .transport(transport)
             .dataSource(pool)
             .schema(db.schema())
             .publisher(publisher)
@@ -225,10 +241,24 @@ final class Drains {
    * the server, with no client work.
    */
   static Outcome walCeiling(BenchDatabase db, Setup setup) throws Exception {
+    return walCeiling(db, setup, OutboxTransport.ROWS);
+  }
+
+  /**
+   * {@link #walCeiling(BenchDatabase, Setup)} with events of {@code transport}: for messages, the
+   * decoding of the same events as logical messages ({@code messages 'true'}), counting 'M'.
+   */
+  static Outcome walCeiling(BenchDatabase db, Setup setup, OutboxTransport transport)
+      throws Exception {
     db.resetSchema();
+    boolean messages = transport == OutboxTransport.MESSAGES;
     String slot = walSlot(db);
     try {
-      db.preload(setup.events(), setup.aggregates());
+      if (messages) {
+        MessagePreload.preload(db, setup.events(), setup.aggregates());
+      } else {
+        db.preload(setup.events(), setup.aggregates());
+      }
       long start = System.nanoTime();
       long inserts =
           db.queryLong(
@@ -236,7 +266,10 @@ final class Drains {
                   + slot
                   + "', NULL, NULL, 'proto_version', '1', 'publication_names', '"
                   + slot
-                  + "') WHERE get_byte(data, 0) = 73");
+                  + "'"
+                  + (messages ? ", 'messages', 'true'" : "")
+                  + ") WHERE get_byte(data, 0) = "
+                  + (messages ? 77 : 73));
       double seconds = (System.nanoTime() - start) / 1e9;
       return new Outcome(inserts, seconds, null, db.pending());
     } finally {

@@ -45,6 +45,8 @@ final class LatencyCommand implements Callable<Integer> {
 
   @Mixin BenchOptions options;
 
+  @Mixin TransportOption transport;
+
   @Option(
       names = "--writers",
       defaultValue = "4",
@@ -151,8 +153,13 @@ final class LatencyCommand implements Callable<Integer> {
     Double drainSeconds = null;
     try (BenchDatabase db = BenchDatabase.open(options, wal)) {
       db.resetSchema();
+      if (transport.messages() && !wal) {
+        throw new IllegalArgumentException("--transport messages needs --source wal");
+      }
+      transport.prepare(db);
+      long tableBytesBefore = db.queryLong("SELECT pg_total_relation_size('outbox_events')");
       @Nullable String slot = wal ? Drains.walSlot(db) : null;
-      Outbox outbox = Outbox.builder().schema(db.schema()).build();
+      Outbox outbox = Outbox.builder().schema(db.schema()).transport(transport.value()).build();
       Map<UUID, Long> committedAt = new ConcurrentHashMap<>();
       Map<UUID, Long> publishedAt = new ConcurrentHashMap<>();
       Deliveries deliveries = new Deliveries();
@@ -203,6 +210,7 @@ final class LatencyCommand implements Callable<Integer> {
           WalRelay relay =
               WalRelay.builder()
                   .name("latency-wal")
+                  .transport(transport.value())
                   .dataSource(db.pool(3))
                   .schema(db.schema())
                   .executor(executor)
@@ -288,6 +296,8 @@ final class LatencyCommand implements Callable<Integer> {
         }
       }
 
+      // After the drain (and the relays' completions): what the delivered events left behind.
+      long tableBytesAfter = db.queryLong("SELECT pg_total_relation_size('outbox_events')");
       Histogram latency = Micros.histogram();
       Map<UUID, Long> measured = new HashMap<>();
       committedAt.forEach(
@@ -309,6 +319,9 @@ final class LatencyCommand implements Callable<Integer> {
               .put("rate", rate)
               .put("relays", relays)
               .put("source", source)
+              .put("transport", transport.label())
+              .put("outbox_table_bytes_before", tableBytesBefore)
+              .put("outbox_table_bytes_after", tableBytesAfter)
               .put("wake_up", wal ? "stream" : pollOnly ? "poll-only" : "notify")
               .put("relay_threads", relayThreads)
               .put("poll_interval_ms", pollIntervalMillis)

@@ -2,6 +2,7 @@ package dev.pgoutbox.tools.chaos;
 
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
+import dev.pgoutbox.db.OutboxRoles;
 import dev.pgoutbox.db.OutboxSchema;
 import dev.pgoutbox.relay.DeadLetterPolicy;
 import dev.pgoutbox.testing.DeliveryChecker;
@@ -136,6 +137,19 @@ public final class ChaosCommand implements Callable<Integer> {
   String source = "table";
 
   @Option(
+      names = "--transport",
+      paramLabel = "TRANSPORT",
+      defaultValue = "rows",
+      description =
+          "rows: the writers insert rows; messages: they emit logical decoding messages, no row"
+              + " (needs --source wal). With messages the slot faults (drop, publication drift,"
+              + " invalidation, promotion without a failover slot) are left out: a lost slot loses"
+              + " the messages it had not confirmed, by design (docs/wal-messages.md); the ledger"
+              + " of committed events is read from a second slot of its own"
+              + " (default: ${DEFAULT-VALUE})")
+  String transport = "rows";
+
+  @Option(
       names = "--broker",
       paramLabel = "BROKER",
       defaultValue = "kafka",
@@ -257,7 +271,12 @@ public final class ChaosCommand implements Callable<Integer> {
     // The relay's idle-transaction timeout is publishTimeout + 10 s; the freeze outlasts it.
     FaultPlan plan =
         FaultPlan.of(
-            runSeed, seconds, relays, killEvery, relayPublishTimeout + 12, source.equals("wal"));
+            runSeed,
+            seconds,
+            relays,
+            killEvery,
+            relayPublishTimeout + 12,
+            source.equals("wal") && !messages());
     Path runDir = Files.createTempDirectory("pgoutbox-chaos");
     Deque<AutoCloseable> resources = new ArrayDeque<>();
     try {
@@ -279,6 +298,14 @@ public final class ChaosCommand implements Callable<Integer> {
       OutboxSchema.migrate(dataSource, SCHEMA);
       if (wal) {
         createWalSlot(dataSource);
+        if (messages()) {
+          OutboxRoles.grantWalMessages(dataSource, SCHEMA, "postgres", "postgres");
+          MessageLedger.createSlot(dataSource, WAL_SLOT);
+          log.println(
+              "chaos: --transport messages: no slot faults (a lost slot loses the messages it had"
+                  + " not confirmed, by design); ledger slot "
+                  + MessageLedger.slot(WAL_SLOT));
+        }
         log.println("chaos: " + postgres.addStandby());
       }
       TcpProxy relayNetwork = postgres.address(TcpProxy.to(first.port()));
@@ -310,7 +337,9 @@ public final class ChaosCommand implements Callable<Integer> {
               "--max-retry-hint",
               Integer.toString(relayMaxRetryHint),
               "--source",
-              source));
+              source,
+              "--transport",
+              transport));
       if (faultsOn) {
         relayArguments.addAll(
             List.of(
@@ -382,7 +411,10 @@ public final class ChaosCommand implements Callable<Integer> {
               aggregates,
               rate,
               runSeed,
-              faultsOn ? poisonEvery : 0);
+              faultsOn ? poisonEvery : 0,
+              messages()
+                  ? dev.pgoutbox.core.OutboxTransport.MESSAGES
+                  : dev.pgoutbox.core.OutboxTransport.ROWS);
       FaultInjector faults =
           new FaultInjector(
               plan,
@@ -443,8 +475,7 @@ public final class ChaosCommand implements Callable<Integer> {
       LockSupport.parkNanos(TimeUnit.SECONDS.toNanos(1));
       // Whether the checker read all the broker holds: if not, what it missed is not a loss.
       String checkerError = feed.readError(CHECKER_GRACE);
-      CommitLedger.Result ledger =
-          CommitLedger.read(dataSource, SCHEMA).judge(checker, policy, retried);
+      CommitLedger.Result ledger = ledger(dataSource).judge(checker, policy, retried);
       for (String sample : ledger.unaccountedSamples()) {
         log.println("chaos: unaccounted " + sample);
       }
@@ -459,6 +490,7 @@ public final class ChaosCommand implements Callable<Integer> {
           .put("scenario", "chaos")
           .put("broker", broker)
           .put("source", source)
+          .put("transport", transport)
           .put("relays", relays)
           .put("writers", writers)
           .put("writers_per_aggregate", Math.min(writersPerAggregate, writers))
@@ -546,19 +578,29 @@ public final class ChaosCommand implements Callable<Integer> {
     }
   }
 
+  /** What PostgreSQL committed: the table's rows, or with messages the ledger slot's messages. */
+  private CommitLedger ledger(HikariDataSource dataSource) throws SQLException {
+    return messages()
+        ? MessageLedger.read(dataSource, SCHEMA, WAL_SLOT)
+        : CommitLedger.read(dataSource, SCHEMA);
+  }
+
+  private boolean messages() {
+    return transport.equals("messages");
+  }
+
   /**
    * The ledger once the run has settled: every committed event delivered, dead, or (under
    * HOLD_AGGREGATE) held behind a dead one, nothing else pending; null before, or while the
    * database does not answer.
    */
-  private static CommitLedger.@Nullable Result settled(
+  private CommitLedger.@Nullable Result settled(
       HikariDataSource dataSource,
       DeliveryChecker checker,
       DeadLetterPolicy policy,
       Map<String, Set<Integer>> retried) {
     try {
-      CommitLedger.Result result =
-          CommitLedger.read(dataSource, SCHEMA).judge(checker, policy, retried);
+      CommitLedger.Result result = ledger(dataSource).judge(checker, policy, retried);
       return result.unaccounted() == 0 && result.pendingNotHeld() == 0 ? result : null;
     } catch (SQLException e) {
       return null;
@@ -641,6 +683,13 @@ public final class ChaosCommand implements Callable<Integer> {
     if (!List.of("table", "wal").contains(source)) {
       throw new ParameterException(
           spec.commandLine(), "--source must be table or wal, was '" + source + "'");
+    }
+    if (!List.of("rows", "messages").contains(transport)) {
+      throw new ParameterException(
+          spec.commandLine(), "--transport must be rows or messages, was '" + transport + "'");
+    }
+    if (transport.equals("messages") && !source.equals("wal")) {
+      throw new ParameterException(spec.commandLine(), "--transport messages needs --source wal");
     }
     if (!List.of("kafka", "rabbitmq", "nats").contains(broker)) {
       throw new ParameterException(

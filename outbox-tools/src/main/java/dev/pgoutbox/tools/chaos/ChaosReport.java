@@ -122,7 +122,12 @@ final class ChaosReport {
     row(
         out,
         "written",
-        r.get("written") + " events committed (" + r.get("written_in_db") + " rows in the table)");
+        r.get("written")
+            + " events committed ("
+            + r.get("written_in_db")
+            + ("messages".equals(r.get("transport"))
+                ? " messages in the ledger slot)"
+                : " rows in the table)"));
     row(out, "published", r.get("published") + " marked published by the relays");
     row(out, "delivered", r.get("delivered") + " distinct events received by the checker");
     row(

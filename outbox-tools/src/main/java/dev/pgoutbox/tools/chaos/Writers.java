@@ -65,9 +65,10 @@ final class Writers {
       int aggregates,
       double eventsPerSecond,
       long seed,
-      int poisonEvery) {
+      int poisonEvery,
+      dev.pgoutbox.core.OutboxTransport transport) {
     this.dataSource = dataSource;
-    this.outbox = Outbox.builder().schema(schema).build();
+    this.outbox = Outbox.builder().schema(schema).transport(transport).build();
     this.writers = writers;
     this.groups = Math.max(1, writers / writersPerAggregate);
     this.aggregates = aggregates;

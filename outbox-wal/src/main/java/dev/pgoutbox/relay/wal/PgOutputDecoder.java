@@ -8,16 +8,17 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * Reads the messages of PostgreSQL's {@code pgoutput} plugin, protocol version 1, that the WAL
- * reader needs: Begin, Relation, Insert and Commit. Every other message (Origin, Type, Update,
- * Delete, Truncate, logical messages) is returned as {@link Ignored}: the publication sends inserts
- * only, and nothing else changes what the reader publishes.
+ * reader needs: Begin, Relation, Insert, Commit, and logical decoding messages (sent only when the
+ * stream asks for them, {@code messages 'true'}). Every other message (Origin, Type, Update,
+ * Delete, Truncate) is returned as {@link Ignored}: the publication sends inserts only, and nothing
+ * else changes what the reader publishes.
  */
 final class PgOutputDecoder {
 
   private PgOutputDecoder() {}
 
   /** One decoded message. */
-  sealed interface Message permits Begin, Relation, Insert, Commit, Ignored {}
+  sealed interface Message permits Begin, Relation, Insert, Commit, LogicalMessage, Ignored {}
 
   /** A transaction starts; its changes follow, then its {@link Commit}. */
   record Begin(long finalLsn, long commitTimeMicros, int xid) implements Message {}
@@ -30,6 +31,13 @@ final class PgOutputDecoder {
 
   /** The transaction committed; {@code endLsn} is what a reader confirms once it is settled. */
   record Commit(long commitLsn, long endLsn, long commitTimeMicros) implements Message {}
+
+  /**
+   * A logical decoding message ({@code pg_logical_emit_message}): transactional ones come between
+   * their transaction's Begin and Commit; {@code content} is a view of the stream's bytes.
+   */
+  record LogicalMessage(boolean transactional, long lsn, String prefix, ByteBuffer content)
+      implements Message {}
 
   /** A message the reader does not need, by its type byte. */
   record Ignored(char type) implements Message {}
@@ -50,11 +58,26 @@ final class PgOutputDecoder {
         }
         case 'R' -> relation(buffer);
         case 'I' -> insert(buffer);
+        case 'M' -> logicalMessage(buffer);
         default -> new Ignored(type);
       };
     } catch (java.nio.BufferUnderflowException e) {
       throw new IllegalArgumentException("pgoutput message truncated", e);
     }
+  }
+
+  private static LogicalMessage logicalMessage(ByteBuffer buffer) {
+    boolean transactional = (buffer.get() & 1) != 0;
+    long lsn = buffer.getLong();
+    String prefix = string(buffer);
+    int length = buffer.getInt();
+    if (length < 0 || length > buffer.remaining()) {
+      throw new IllegalArgumentException(
+          "pgoutput message content of " + length + " bytes is truncated");
+    }
+    ByteBuffer content = buffer.slice(buffer.position(), length);
+    buffer.position(buffer.position() + length);
+    return new LogicalMessage(transactional, lsn, prefix, content);
   }
 
   private static Relation relation(ByteBuffer buffer) {

@@ -52,16 +52,30 @@ public final class ReplicationConnections {
   public static PGReplicationStream startPgOutput(
       Connection replicationConnection, String slotName, String publicationName)
       throws SQLException {
-    return replicationConnection
-        .unwrap(PGConnection.class)
-        .getReplicationAPI()
-        .replicationStream()
-        .logical()
-        .withSlotName(slotName)
-        .withSlotOption("proto_version", 1)
-        .withSlotOption("publication_names", publicationName)
-        .withStatusInterval(1, TimeUnit.SECONDS)
-        .start();
+    return startPgOutput(replicationConnection, slotName, publicationName, false);
+  }
+
+  /**
+   * {@link #startPgOutput(Connection, String, String)}, with {@code messages 'true'} when {@code
+   * messages} (PostgreSQL 14 and later): the stream also carries logical decoding messages, the
+   * message transport's events.
+   */
+  public static PGReplicationStream startPgOutput(
+      Connection replicationConnection, String slotName, String publicationName, boolean messages)
+      throws SQLException {
+    var builder =
+        replicationConnection
+            .unwrap(PGConnection.class)
+            .getReplicationAPI()
+            .replicationStream()
+            .logical()
+            .withSlotName(slotName)
+            .withSlotOption("proto_version", 1)
+            .withSlotOption("publication_names", publicationName);
+    if (messages) {
+      builder = builder.withSlotOption("messages", true);
+    }
+    return builder.withStatusInterval(1, TimeUnit.SECONDS).start();
   }
 
   /** Replication connections to where {@code dataSource} connects, or null when unknown. */

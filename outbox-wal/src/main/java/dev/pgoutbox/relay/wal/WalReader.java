@@ -121,6 +121,9 @@ final class WalReader implements Runnable {
   private final String schema;
   private final CountDownLatch finished = new CountDownLatch(1);
 
+  /** The message transport's events, when the stream asks for them ({@link #readMessages}). */
+  private @Nullable WalMessages messages;
+
   private volatile boolean running;
   private volatile boolean active;
   private volatile @Nullable Thread worker;
@@ -215,6 +218,14 @@ final class WalReader implements Runnable {
     this.parkedAggregatesSql = WalStatements.parkedAggregates(schema, release);
     this.unseenSql = WalStatements.unparkedPending(schema);
     this.stillUnsettledSql = WalStatements.stillUnparkedPending(schema);
+  }
+
+  /**
+   * Also reads the message transport's events ({@code pgoutput}'s {@code messages 'true'},
+   * PostgreSQL 14 and later), besides the rows; call before {@link #start()}.
+   */
+  public void readMessages() {
+    this.messages = new WalMessages(schema, log);
   }
 
   /** Submits the first task. */
@@ -319,7 +330,8 @@ final class WalReader implements Runnable {
     PGReplicationStream started;
     try {
       started =
-          ReplicationConnections.startPgOutput(opened, slot.slotName(), slot.publicationName());
+          ReplicationConnections.startPgOutput(
+              opened, slot.slotName(), slot.publicationName(), messages != null);
     } catch (SQLException e) {
       closeQuietly(opened);
       if ("55006".equals(e.getSQLState())) {
@@ -498,6 +510,15 @@ final class WalReader implements Runnable {
             batchCommitLsns.add(readingCommitLsn);
             batchBytes +=
                 row.payload().length() + (row.headers() == null ? 0 : row.headers().length());
+            batchWriters.add(readingXid);
+          }
+        }
+        case PgOutputDecoder.LogicalMessage m -> {
+          ClaimedRow row = messages == null ? null : messages.row(m);
+          if (row != null) {
+            batch.add(row);
+            batchCommitLsns.add(readingCommitLsn);
+            batchBytes += row.payload().length() + row.headers().length();
             batchWriters.add(readingXid);
           }
         }
@@ -801,7 +822,9 @@ final class WalReader implements Runnable {
                   publisher.getClass().getName());
               listener.onOrderViolation(message);
             }
-            published[publishedCount++] = row.position();
+            if (!WalMessages.fromMessage(row)) { // a delivered message has no row to complete
+              published[publishedCount++] = row.position();
+            }
             publishedMessages.add(message);
             traced.published(i, result);
           } else if (isStopped) {
@@ -842,7 +865,7 @@ final class WalReader implements Runnable {
       }
     }
     if (!park.isEmpty()) {
-      recordParking(failures, park, commitLsns, writers);
+      recordParking(failures, park, commitLsns, writers, WalMessages.parked(rowsRead, park));
       parked.addAll(stopped);
     }
     completer.submit(
@@ -919,7 +942,8 @@ final class WalReader implements Runnable {
       List<Marker.Failure> failures,
       List<Long> positions,
       Map<Long, Long> commitLsns,
-      Set<Integer> writers)
+      Set<Integer> writers,
+      List<ClaimedRow> parkedMessages)
       throws SQLException {
     inWriteTransaction(
         c -> {
@@ -928,8 +952,13 @@ final class WalReader implements Runnable {
           requireOwnStream(
               slot.readerPid(c),
               "the failures of its last batch are left to the reader that streams it now");
+          if (messages != null) {
+            // Their rows first: the failures below are recorded on them by id.
+            messages.park(c, parkedMessages, commitLsns);
+          }
           marker.failed(DSL.using(c, SQLDialect.POSTGRES, settings), failures);
-          try (PreparedStatement ps = c.prepareStatement(parkSql)) {
+          try (PreparedStatement ps =
+              c.prepareStatement(messages != null ? messages.reparkSql() : parkSql)) {
             ps.setArray(1, c.createArrayOf("int8", positions.toArray(Long[]::new)));
             ps.setArray(
                 2,

@@ -3,6 +3,7 @@ package dev.pgoutbox.relay.wal;
 import static java.util.Objects.requireNonNull;
 
 import dev.pgoutbox.core.OutboxException;
+import dev.pgoutbox.core.OutboxTransport;
 import dev.pgoutbox.db.OutboxSchema;
 import dev.pgoutbox.relay.Completion;
 import dev.pgoutbox.relay.ListenConnectionFactory;
@@ -134,6 +135,7 @@ public final class WalRelay implements AutoCloseable {
   private final BatchRunner drainerRunner;
   private final OutboxAdmin admin;
   private final FleetRegistry fleet;
+  private final OutboxTransport transport;
 
   private boolean started;
   private boolean stopped;
@@ -158,6 +160,7 @@ public final class WalRelay implements AutoCloseable {
     this.tracing = settings.tracing() != null ? settings.tracing() : Tracings.automatic();
     this.createSlot = b.createSlot;
     this.attachRetry = b.attachRetry;
+    this.transport = b.transport;
     String slotName = b.slotName != null ? b.slotName : defaultName(schema);
     String publicationName = b.publicationName != null ? b.publicationName : slotName;
     this.slot =
@@ -201,6 +204,11 @@ public final class WalRelay implements AutoCloseable {
   /** The replication slot it reads (default {@code pgoutbox_<schema>}). */
   public String slotName() {
     return slot.slotName();
+  }
+
+  /** The transports it reads: {@link Builder#transport(OutboxTransport)}. */
+  public OutboxTransport transport() {
+    return transport;
   }
 
   /** The publication the slot streams (default: the slot's name). */
@@ -260,6 +268,9 @@ public final class WalRelay implements AutoCloseable {
               + e.getMessage(),
           e);
     }
+    if (transport == OutboxTransport.MESSAGES) {
+      requireMessagesSafe();
+    }
     WalSlotStats state;
     try {
       state = slot.prepare(createSlot);
@@ -292,8 +303,10 @@ public final class WalRelay implements AutoCloseable {
             listener,
             log);
     log.info(
-        "Started WAL relay (schema={}, slot={}, publication={}, {}, publisher={}, executor={})",
+        "Started WAL relay (schema={}, transport={}, slot={}, publication={}, {}, publisher={},"
+            + " executor={})",
         schema,
+        transport,
         slot.slotName(),
         slot.publicationName(),
         config,
@@ -320,6 +333,27 @@ public final class WalRelay implements AutoCloseable {
             0,
             config.metricsRefreshInterval().toMillis(),
             TimeUnit.MILLISECONDS);
+  }
+
+  /** The message transport's guard ({@link EmitMessageGuard}); deregisters before it throws. */
+  private void requireMessagesSafe() {
+    String problem;
+    try {
+      problem = EmitMessageGuard.problem(dataSource);
+    } catch (SQLException e) {
+      deregisterQuietly();
+      throw new OutboxException(
+          "pgoutbox-relay["
+              + name
+              + "] - could not check pg_logical_emit_message's privileges: "
+              + e.getMessage(),
+          e);
+    }
+    if (problem != null) {
+      deregisterQuietly();
+      throw new OutboxException(
+          "pgoutbox-relay[" + name + "] - refused to start with transport MESSAGES: " + problem);
+    }
   }
 
   private OutboxException prepareFailure(SQLException e) {
@@ -350,20 +384,25 @@ public final class WalRelay implements AutoCloseable {
   }
 
   private WalReader newReader(ScheduledExecutorService exec) {
-    return new WalReader(
-        exec,
-        dataSource,
-        schema,
-        OutboxSchema.jooqSettings(schema),
-        replicationConnections,
-        slot,
-        publisher,
-        tracing,
-        config,
-        listener,
-        log,
-        attachRetry,
-        this::fallBack);
+    WalReader next =
+        new WalReader(
+            exec,
+            dataSource,
+            schema,
+            OutboxSchema.jooqSettings(schema),
+            replicationConnections,
+            slot,
+            publisher,
+            tracing,
+            config,
+            listener,
+            log,
+            attachRetry,
+            this::fallBack);
+    if (transport == OutboxTransport.MESSAGES) {
+      next.readMessages();
+    }
+    return next;
   }
 
   /** The WAL inserted so far, or {@link Long#MAX_VALUE} (a new slot is never followed). */
@@ -517,8 +556,23 @@ public final class WalRelay implements AutoCloseable {
     private Duration attachRetry = DEFAULT_ATTACH_RETRY_INTERVAL;
     private Duration slotCreationTimeout = DEFAULT_SLOT_CREATION_TIMEOUT;
     private boolean failoverSlot;
+    private OutboxTransport transport = OutboxTransport.ROWS;
 
     private Builder() {}
+
+    /**
+     * Which writers' events the reader publishes (default {@link OutboxTransport#ROWS}: inserted
+     * rows only). {@link OutboxTransport#MESSAGES}: the rows and the logical decoding messages of
+     * {@code Outbox.Builder.transport(MESSAGES)} writers, in one commit order (PostgreSQL 14 and
+     * later); a message whose publish fails is parked as a row. {@code start()} then refuses while
+     * {@code PUBLIC} may execute {@code pg_logical_emit_message}, and the relay's role needs {@code
+     * INSERT} on the outbox table to park (roles/wal-messages-grants.sql, docs/wal-messages.md).
+     * Switch the relays before the writers: a relay on {@code ROWS} never sees a message.
+     */
+    public Builder transport(OutboxTransport transport) {
+      this.transport = requireNonNull(transport, "transport must not be null");
+      return this;
+    }
 
     /**
      * Whether the slot is a failover slot ({@code failover = true}; default false; PostgreSQL 17

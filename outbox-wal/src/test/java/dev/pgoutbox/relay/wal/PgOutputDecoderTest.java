@@ -124,6 +124,41 @@ class PgOutputDecoderTest {
   }
 
   @Test
+  void decodesALogicalMessageAndRefusesOneWhoseContentIsCut() throws IOException {
+    PgOutputDecoder.Message message =
+        decode(
+            out -> {
+              out.writeByte('M');
+              out.writeByte(1); // transactional
+              out.writeLong(4242);
+              cstring(out, "pgoutbox:orders");
+              out.writeInt(3);
+              out.write(new byte[] {7, 8, 9});
+            });
+    assertThat(message).isInstanceOf(PgOutputDecoder.LogicalMessage.class);
+    PgOutputDecoder.LogicalMessage m = (PgOutputDecoder.LogicalMessage) message;
+    assertThat(m.transactional()).isTrue();
+    assertThat(m.lsn()).isEqualTo(4242);
+    assertThat(m.prefix()).isEqualTo("pgoutbox:orders");
+    byte[] content = new byte[m.content().remaining()];
+    m.content().get(content);
+    assertThat(content).containsExactly(7, 8, 9);
+    assertThatThrownBy(
+            () ->
+                decode(
+                    out -> {
+                      out.writeByte('M');
+                      out.writeByte(0);
+                      out.writeLong(1);
+                      cstring(out, "p");
+                      out.writeInt(10);
+                      out.write(new byte[] {1});
+                    }))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("content of 10 bytes is truncated");
+  }
+
+  @Test
   void refusesATruncatedMessage() {
     assertThatThrownBy(
             () ->

@@ -8,11 +8,13 @@ import dev.pgoutbox.core.internal.EventInserts;
 import dev.pgoutbox.core.internal.EventMessages;
 import dev.pgoutbox.core.internal.Ids;
 import dev.pgoutbox.core.internal.Json;
+import dev.pgoutbox.core.internal.RenderedInserts;
 import dev.pgoutbox.core.internal.Texts;
 import dev.pgoutbox.core.internal.TraceHeaders;
 import dev.pgoutbox.db.OutboxSchema;
 import dev.pgoutbox.db.jooq.tables.records.OutboxEventsRecord;
 import java.sql.Connection;
+import java.sql.SQLException;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
@@ -24,8 +26,10 @@ import java.util.UUID;
 import java.util.function.Supplier;
 import org.jooq.DSLContext;
 import org.jooq.JSONB;
+import org.jooq.SQLDialect;
 import org.jooq.conf.Settings;
 import org.jooq.exception.DataAccessException;
+import org.jooq.impl.DSL;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -111,10 +115,12 @@ public final class Outbox {
   private final int maxHeaderBytes;
   private final OutboxTransport transport;
   private final String messagePrefix;
+  private final RenderedInserts renderedInserts;
 
   private Outbox(Builder builder) {
     this.schema = builder.schema;
     this.settings = Contexts.settings(schema);
+    this.renderedInserts = new RenderedInserts(DSL.using(SQLDialect.POSTGRES, settings));
     this.objectMapper = builder.objectMapper != null ? builder.objectMapper : Json.defaultMapper();
     this.headers = builder.headers;
     this.serializeWritersPerAggregate = builder.serializeWritersPerAggregate;
@@ -156,7 +162,7 @@ public final class Outbox {
   public UUID append(DSLContext tx, OutboxEvent event) {
     requireNonNull(tx, "tx");
     requireNonNull(event, "event");
-    return write(Contexts.derive(tx, schema), List.of(event), false).get(0);
+    return write(Contexts.derive(tx, schema), null, List.of(event), false).get(0);
   }
 
   /**
@@ -173,7 +179,7 @@ public final class Outbox {
   public UUID append(Connection tx, OutboxEvent event) {
     requireNonNull(tx, "tx");
     requireNonNull(event, "event");
-    return write(Contexts.on(tx, settings), List.of(event), false).get(0);
+    return write(Contexts.on(tx, settings), tx, List.of(event), false).get(0);
   }
 
   /**
@@ -194,7 +200,7 @@ public final class Outbox {
   public List<UUID> appendAll(DSLContext tx, List<OutboxEvent> events) {
     requireNonNull(tx, "tx");
     requireNonNull(events, "events");
-    return write(Contexts.derive(tx, schema), events, true);
+    return write(Contexts.derive(tx, schema), null, events, true);
   }
 
   /**
@@ -209,7 +215,7 @@ public final class Outbox {
   public List<UUID> appendAll(Connection tx, List<OutboxEvent> events) {
     requireNonNull(tx, "tx");
     requireNonNull(events, "events");
-    return write(Contexts.on(tx, settings), events, true);
+    return write(Contexts.on(tx, settings), tx, events, true);
   }
 
   /** The schema that holds the outbox tables. */
@@ -263,7 +269,12 @@ public final class Outbox {
         + "]";
   }
 
-  private List<UUID> write(DSLContext tx, List<OutboxEvent> events, boolean batch) {
+  /**
+   * Writes through {@code tx}, or, when the host gave a plain JDBC connection ({@code direct}),
+   * with the statement rendered once for its shape (no host jOOQ listeners to honour there).
+   */
+  private List<UUID> write(
+      DSLContext tx, @Nullable Connection direct, List<OutboxEvent> events, boolean batch) {
     if (events.isEmpty()) {
       return List.of();
     }
@@ -308,10 +319,11 @@ public final class Outbox {
         // The first statement takes every lock before any row gets its position.
         insert(
             tx,
+            direct,
             rows.subList(from, Math.min(rows.size(), from + MAX_ROWS_PER_STATEMENT)),
             from == 0 ? lockKeys : List.of());
       }
-    } catch (DataAccessException e) {
+    } catch (DataAccessException | SQLException e) {
       throw new OutboxException(
           "Could not append "
               + (rows.size() == 1 ? "event " : rows.size() + " events, the first ")
@@ -463,12 +475,21 @@ public final class Outbox {
     }
   }
 
-  private static void insert(
-      DSLContext tx, List<OutboxEventsRecord> rows, List<String> sortedLockKeys) {
-    int inserted =
-        sortedLockKeys.isEmpty()
-            ? EventInserts.plain(tx, rows).execute()
-            : EventInserts.holdingLocks(tx, rows, sortedLockKeys).execute();
+  private void insert(
+      DSLContext tx,
+      @Nullable Connection direct,
+      List<OutboxEventsRecord> rows,
+      List<String> sortedLockKeys)
+      throws SQLException {
+    int inserted;
+    if (direct != null) {
+      inserted = renderedInserts.execute(direct, rows, sortedLockKeys);
+    } else {
+      inserted =
+          sortedLockKeys.isEmpty()
+              ? EventInserts.plain(tx, rows).execute()
+              : EventInserts.holdingLocks(tx, rows, sortedLockKeys).execute();
+    }
     if (inserted != rows.size()) {
       throw new IllegalStateException(
           "Inserted " + inserted + " rows into outbox_events instead of " + rows.size());

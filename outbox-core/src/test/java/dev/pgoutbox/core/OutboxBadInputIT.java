@@ -386,4 +386,34 @@ class OutboxBadInputIT {
         .hasMessageContaining("outbox_events_pkey");
     assertThat(Stored.eventCount(db)).isEqualTo(1);
   }
+
+  @Test
+  void anInsertOnAPlainConnectionThatFailsIsWrappedAlikeAndTheStatementIsReusedAfterwards()
+      throws Exception {
+    UUID id = UUID.fromString("0190f2a0-0000-7000-8000-000000000003");
+    try (java.sql.Connection connection = db.connect()) {
+      connection.setAutoCommit(false);
+      // More appends than pgjdbc's prepareThreshold: the kept statement text is server-prepared.
+      for (int i = 0; i < 6; i++) {
+        outbox.append(connection, withPayload(Map.of("n", i)));
+      }
+      outbox.append(connection, withPayload(Map.of()).withId(id));
+      connection.commit();
+
+      assertThatThrownBy(() -> outbox.append(connection, withPayload(Map.of()).withId(id)))
+          .isInstanceOf(OutboxException.class)
+          .hasMessageContaining(
+              "Could not append event "
+                  + id
+                  + " (aggregate order/1, type order.created), to "
+                  + db.schema()
+                  + ".outbox_events: ")
+          .hasMessageContaining("outbox_events_pkey");
+      connection.rollback();
+      outbox.appendAll(
+          connection, List.of(withPayload(Map.of("n", 7)), withPayload(Map.of("n", 8))));
+      connection.commit();
+    }
+    assertThat(Stored.eventCount(db)).isEqualTo(9);
+  }
 }

@@ -25,6 +25,40 @@ final class EventWrites {
     this.db = db;
   }
 
+  /** See {@link OutboxAdmin#retry(UUID)}. */
+  boolean retry(UUID eventId) {
+    requireNonNull(eventId, "eventId must not be null");
+    int updated =
+        resetWhere(
+            OUTBOX_EVENTS.ID.eq(eventId).and(EventConditions.deadOrBackingOff()),
+            "retry event " + eventId);
+    if (updated > 0) {
+      LOG.info("pgoutbox-admin[{}] - Retrying event {}", db.schema, eventId);
+    }
+    return updated > 0;
+  }
+
+  /** See {@link OutboxAdmin#retryAggregate}. */
+  int retryAggregate(String aggregateType, String aggregateId) {
+    requireNonNull(aggregateType, "aggregateType must not be null");
+    requireNonNull(aggregateId, "aggregateId must not be null");
+    return resetWhere(
+        OUTBOX_EVENTS
+            .AGGREGATE_TYPE
+            .eq(aggregateType)
+            .and(OUTBOX_EVENTS.AGGREGATE_ID.eq(aggregateId))
+            .and(EventConditions.deadOrBackingOff()),
+        "retry aggregate " + aggregateType + "/" + aggregateId);
+  }
+
+  /** See {@link OutboxAdmin#retryEventType}. */
+  int retryEventType(String eventType) {
+    requireNonNull(eventType, "eventType must not be null");
+    return resetWhere(
+        OUTBOX_EVENTS.EVENT_TYPE.eq(eventType).and(EventConditions.deadOrBackingOff()),
+        "retry event type " + eventType);
+  }
+
   boolean discard(UUID eventId) {
     requireNonNull(eventId, "eventId must not be null");
     int deleted =

@@ -259,36 +259,17 @@ public final class OutboxAdmin {
    *     pending (neither dead nor backing off: its attempts stay as they are) or already processed
    */
   public boolean retry(UUID eventId) {
-    requireNonNull(eventId, "eventId must not be null");
-    int updated =
-        writes.resetWhere(
-            OUTBOX_EVENTS.ID.eq(eventId).and(EventConditions.deadOrBackingOff()),
-            "retry event " + eventId);
-    if (updated > 0) {
-      LOG.info("pgoutbox-admin[{}] - Retrying event {}", schema, eventId);
-    }
-    return updated > 0;
+    return writes.retry(eventId);
   }
 
   /** Retries every dead or backing-off event of one aggregate; returns how many. */
   public int retryAggregate(String aggregateType, String aggregateId) {
-    requireNonNull(aggregateType, "aggregateType must not be null");
-    requireNonNull(aggregateId, "aggregateId must not be null");
-    return writes.resetWhere(
-        OUTBOX_EVENTS
-            .AGGREGATE_TYPE
-            .eq(aggregateType)
-            .and(OUTBOX_EVENTS.AGGREGATE_ID.eq(aggregateId))
-            .and(EventConditions.deadOrBackingOff()),
-        "retry aggregate " + aggregateType + "/" + aggregateId);
+    return writes.retryAggregate(aggregateType, aggregateId);
   }
 
   /** Retries every dead or backing-off event of one event type; returns how many. */
   public int retryEventType(String eventType) {
-    requireNonNull(eventType, "eventType must not be null");
-    return writes.resetWhere(
-        OUTBOX_EVENTS.EVENT_TYPE.eq(eventType).and(EventConditions.deadOrBackingOff()),
-        "retry event type " + eventType);
+    return writes.retryEventType(eventType);
   }
 
   /**

@@ -1,5 +1,7 @@
 package dev.pgoutbox.relay;
 
+import static dev.pgoutbox.relay.RelayConfigChecks.between;
+import static dev.pgoutbox.relay.RelayConfigChecks.describeExponential;
 import static java.util.Objects.requireNonNull;
 
 import io.github.resilience4j.core.IntervalFunction;
@@ -298,18 +300,8 @@ public final class RelayConfig {
     private Duration pollInterval = DEFAULT_POLL_INTERVAL;
     private boolean listenForNotifications = true;
     private int maxAttempts = DEFAULT_MAX_ATTEMPTS;
-    private IntervalFunction backoff =
-        IntervalFunction.ofExponentialRandomBackoff(
-            DEFAULT_BACKOFF_INITIAL,
-            DEFAULT_BACKOFF_MULTIPLIER,
-            DEFAULT_BACKOFF_JITTER,
-            DEFAULT_BACKOFF_MAX);
-    private String backoffDescription =
-        describeExponential(
-            DEFAULT_BACKOFF_INITIAL,
-            DEFAULT_BACKOFF_MULTIPLIER,
-            DEFAULT_BACKOFF_JITTER,
-            DEFAULT_BACKOFF_MAX);
+    private IntervalFunction backoff = RelayConfigChecks.defaultBackoff();
+    private String backoffDescription = RelayConfigChecks.defaultBackoffDescription();
     private Duration maxRetryHint = DEFAULT_MAX_RETRY_HINT;
     private Duration publishTimeout = DEFAULT_PUBLISH_TIMEOUT;
     private Ordering ordering = Ordering.STRICT;
@@ -414,35 +406,9 @@ public final class RelayConfig {
     /** Exponential random backoff with these parameters (see {@link #backoff}). */
     public Builder exponentialBackoff(
         Duration initial, double multiplier, double jitter, Duration max) {
-      between("backoff initial", initial, Duration.ofMillis(1), Duration.ofDays(1));
-      between("backoff max", max, initial, Duration.ofDays(7));
-      if (!(multiplier >= 1.0 && multiplier <= 100.0)) {
-        throw new IllegalArgumentException(
-            "backoff multiplier must be between 1.0 and 100.0, was " + multiplier);
-      }
-      if (!(jitter >= 0.0 && jitter < 1.0)) {
-        throw new IllegalArgumentException(
-            "backoff jitter must be between 0.0 (inclusive) and 1.0 (exclusive), was " + jitter);
-      }
-      this.backoff =
-          jitter == 0.0
-              ? IntervalFunction.ofExponentialBackoff(initial, multiplier, max)
-              : IntervalFunction.ofExponentialRandomBackoff(initial, multiplier, jitter, max);
+      this.backoff = RelayConfigChecks.exponentialBackoff(initial, multiplier, jitter, max);
       this.backoffDescription = describeExponential(initial, multiplier, jitter, max);
       return this;
-    }
-
-    private static String describeExponential(
-        Duration initial, double multiplier, double jitter, Duration max) {
-      return "exponential(initial="
-          + initial
-          + ", multiplier="
-          + multiplier
-          + ", jitter="
-          + jitter
-          + ", max="
-          + max
-          + ")";
     }
 
     /**
@@ -522,25 +488,6 @@ public final class RelayConfig {
     /** The immutable configuration. Each setting was checked when it was set. */
     public RelayConfig build() {
       return new RelayConfig(this);
-    }
-
-    private static int between(String name, int value, int min, int max) {
-      if (value < min || value > max) {
-        throw new IllegalArgumentException(
-            name + " must be between " + min + " and " + max + ", was " + value);
-      }
-      return value;
-    }
-
-    private static Duration between(String name, Duration value, Duration min, Duration max) {
-      if (value == null) {
-        throw new IllegalArgumentException(name + " must not be null");
-      }
-      if (value.compareTo(min) < 0 || value.compareTo(max) > 0) {
-        throw new IllegalArgumentException(
-            name + " must be between " + min + " and " + max + ", was " + value);
-      }
-      return value;
     }
   }
 }

@@ -2,17 +2,12 @@ package dev.pgoutbox.relay.internal;
 
 import dev.pgoutbox.relay.DeadLetterPolicy;
 import dev.pgoutbox.relay.Ordering;
-import java.sql.PreparedStatement;
-import java.sql.ResultSet;
-import java.sql.SQLException;
-import java.time.OffsetDateTime;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Objects;
 import java.util.UUID;
 import org.jooq.DSLContext;
-import org.jooq.exception.DataAccessException;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -98,10 +93,6 @@ final class Claimer {
   }
 
   private final int batchSize;
-  private final int maxBatchBytes;
-  private final long settleNanos;
-  private final long fullScanEveryNanos;
-  private final long fullScanCostFactor;
   private final long expensiveHeadNanos;
   private final Ordering ordering;
   private final boolean releaseDeadAggregates;
@@ -118,37 +109,16 @@ final class Claimer {
    */
   private @Nullable RenderedStatement headsOnlyStatement;
 
-  /** Reads the payload and headers of the claimed rows the claim left out for their size. */
-  private final RenderedStatement bodiesStatement;
+  /** Keeps each claim within the byte budget, reading the bodies the claim left out. */
+  private final ByteBudget budget;
 
   private final int inlineBytes;
 
   private int headsToClaim;
 
-  /**
-   * Claims scan from here. Published rows leave dead entries at the front of the pending index
-   * until vacuum removes them (never, while vacuum is off or held back by an old transaction);
-   * starting here skips them, so a claim's cost does not grow with the published history.
-   *
-   * <p>It rises to the first head a claim found only after that head stood for {@link
-   * #SETTLE_NANOS}: a writer that took a lower position but committed a little later (the common
-   * late commit, with several writers) is still found by the next claims. Rows below it that become
-   * claimable later (a backoff ends, another relay releases an aggregate, a commit later than that)
-   * are found by the full scan from position 0 that runs once every {@link #FULL_SCAN_EVERY_NANOS}:
-   * they wait at most that long, and nothing is skipped for good. A claim that finds nothing from
-   * the mark on looks from position 0 at once (at most once per settle time): a late commit is
-   * announced by its notification, and waiting for the next full scan would add up to a second.
-   */
-  private long lowWater;
+  /** Where claims scan from. */
+  private final ScanWindow window;
 
-  /** The lowest first head found since {@link #risingSince}: the next value of lowWater. */
-  private long risingTo = Long.MAX_VALUE;
-
-  private long risingSince = System.nanoTime();
-  private long nextFullScanNanos = System.nanoTime();
-  private long lastFullScanNanos = System.nanoTime();
-  private long lastFullScanCostNanos;
-  private boolean fullScan;
   private int lastHeadsFound = Integer.MAX_VALUE;
 
   /** See {@link #mayHaveLeftEvents()}. */
@@ -209,12 +179,9 @@ final class Claimer {
       String schema,
       Tuning tuning) {
     this.batchSize = batchSize;
-    this.maxBatchBytes = maxBatchBytes;
     this.inlineBytes = ClaimStatements.inlineBytes(batchSize, maxBatchBytes);
-    this.bodiesStatement = ClaimStatements.bodies(schema);
-    this.fullScanCostFactor = tuning.fullScanCostFactor();
-    this.settleNanos = tuning.settleNanos();
-    this.fullScanEveryNanos = tuning.fullScanEveryNanos();
+    this.budget = new ByteBudget(maxBatchBytes, schema);
+    this.window = new ScanWindow(tuning);
     this.expensiveHeadNanos = tuning.expensiveHeadNanos();
     this.lockNamespace = Sql.aggregateLockNamespace(schema);
     this.schema = schema;
@@ -244,7 +211,7 @@ final class Claimer {
     headsOnlyStatement =
         ClaimStatements.strictHeadsOnly(schema, releaseDeadAggregates, parkedOnly, inlineBytes);
     // Rows below the low-water mark may be due now: look from the start at the next claim.
-    nextFullScanNanos = System.nanoTime();
+    window.fullScanNext();
   }
 
   /** A claimer for the outbox in the default schema ({@code public}). */
@@ -262,16 +229,13 @@ final class Claimer {
    */
   List<ClaimedRow> claim(DSLContext tx) {
     List<ClaimedRow> rows = claimOnce(tx);
-    long sinceFullScan = System.nanoTime() - lastFullScanNanos;
-    if (rows.isEmpty()
-        && !fullScan
-        && sinceFullScan >= Math.max(settleNanos, fullScanCostFactor * lastFullScanCostNanos)) {
+    if (rows.isEmpty() && window.mayLookFromStart()) {
       // Nothing from the low-water mark on, yet the relay was woken (or polled): a row below the
       // mark may have committed late, its writer held up between its insert and its commit for
       // longer than the settle time (a busy core, a slow trigger). Look from the start now, not at
       // the next full scan up to a second away. An empty claim is cheap: nothing is pending but
       // what other relays hold.
-      nextFullScanNanos = System.nanoTime();
+      window.fullScanNext();
       rows = claimOnce(tx);
     }
     if (ordering != Ordering.STRICT) {
@@ -283,13 +247,7 @@ final class Claimer {
   private List<ClaimedRow> claimOnce(DSLContext tx) {
     long started = System.nanoTime();
     List<ClaimedRow> rows = ordering == Ordering.STRICT ? claimStrict(tx) : claimUnordered(tx);
-    if (fullScan) {
-      lastFullScanCostNanos = System.nanoTime() - started;
-      long earliestNext = started + fullScanCostFactor * lastFullScanCostNanos;
-      if (earliestNext - nextFullScanNanos > 0) {
-        nextFullScanNanos = earliestNext;
-      }
-    }
+    window.claimEnded(started);
     return rows;
   }
 
@@ -307,33 +265,21 @@ final class Claimer {
 
   private List<ClaimedRow> claimUnordered(DSLContext tx) {
     mayHaveLeftEvents = false;
-    long from = scanFrom();
-    List<Sized> fetched = new ArrayList<>(batchSize);
-    read(
+    long from = window.scanFrom();
+    List<SizedRow> fetched = new ArrayList<>(batchSize);
+    ClaimReads.read(
         tx,
         statement,
         ps -> {
           ps.setLong(ClaimStatements.UNORDERED_SCAN_FROM, from);
           ps.setInt(ClaimStatements.UNORDERED_BATCH_SIZE, batchSize);
         },
-        (row, rs) -> fetched.add(sized(row, rs, 1)));
-    afterScan(fetched.isEmpty() ? null : fetched.get(0).row().position());
+        (row, rs) -> fetched.add(SizedRow.of(row, rs, 1)));
+    window.afterScan(fetched.isEmpty() ? null : fetched.get(0).row().position());
     fetched.sort(Comparator.comparingLong(r -> r.row().position()));
-    List<ClaimedRow> rows = withinBudget(tx, fetched, false);
+    List<ClaimedRow> rows = budget.withinBudget(tx, fetched, false);
     mayHaveLeftEvents = rows.size() < fetched.size();
     return rows;
-  }
-
-  /** The position this claim's scan starts from: 0 for a full scan, else the low-water mark. */
-  private long scanFrom() {
-    long now = System.nanoTime();
-    fullScan = now - nextFullScanNanos >= 0;
-    if (fullScan) {
-      lastFullScanNanos = now;
-      nextFullScanNanos = now + fullScanEveryNanos;
-      return 0;
-    }
-    return lowWater;
   }
 
   /**
@@ -343,31 +289,7 @@ final class Claimer {
    * position 0 never runs.
    */
   void committedFrom(long position) {
-    if (position < lowWater) {
-      lowWater = position;
-      risingTo = Long.MAX_VALUE;
-      risingSince = System.nanoTime();
-    }
-  }
-
-  /** Moves the low-water mark: down at once, up to a first head only once it has settled. */
-  private void afterScan(@Nullable Long firstFound) {
-    if (firstFound == null) {
-      return;
-    }
-    long now = System.nanoTime();
-    if (firstFound < lowWater) {
-      lowWater = firstFound;
-      risingTo = Long.MAX_VALUE;
-      risingSince = now;
-      return;
-    }
-    risingTo = Math.min(risingTo, firstFound);
-    if (now - risingSince >= settleNanos) {
-      lowWater = risingTo;
-      risingTo = Long.MAX_VALUE;
-      risingSince = now;
-    }
+    window.committedFrom(position);
   }
 
   /**
@@ -403,9 +325,9 @@ final class Claimer {
    * crowd the others out.
    */
   private List<ClaimedRow> claimStrict(DSLContext tx) {
-    long from = scanFrom();
+    long from = window.scanFrom();
     int limit = headsToClaim;
-    if (fullScan) {
+    if (window.fullScan()) {
       // Once a second, look a little further than the heads that exist (new aggregates, ones
       // behind a hot aggregate's backlog), reading the backlog once rather than every batch.
       limit = Math.min(maxHeads(), limit + Math.max(2, limit / 4));
@@ -421,13 +343,13 @@ final class Claimer {
     // is read behind the heads (the common case while many aggregates are pending).
     boolean headsOnly = headsLimit >= batchSize;
 
-    List<Sized> fetched = new ArrayList<>(batchSize);
+    List<SizedRow> fetched = new ArrayList<>(batchSize);
     long[] firstHead = {Long.MAX_VALUE};
     int[] headsCounted = {0};
     int[] headsSearched = {0};
     int[] longestRun = {0};
     long started = System.nanoTime();
-    read(
+    ClaimReads.read(
         tx,
         headsOnly ? Objects.requireNonNull(headsOnlyStatement) : statement,
         ps -> {
@@ -441,7 +363,7 @@ final class Claimer {
         },
         (row, rs) -> {
           int placeInRun = rs.getInt(ClaimStatements.RN);
-          fetched.add(sized(row, rs, placeInRun));
+          fetched.add(SizedRow.of(row, rs, placeInRun));
           headsSearched[0] = rs.getInt(ClaimStatements.HEADS_SEARCHED);
           longestRun[0] = Math.max(longestRun[0], placeInRun);
           if (placeInRun == 1) {
@@ -452,19 +374,20 @@ final class Claimer {
     int headsFound = headsCounted[0];
     headsExpensive =
         headsFound > 0 && (System.nanoTime() - started) / headsFound > expensiveHeadNanos;
-    afterScan(headsFound == 0 ? null : firstHead[0]);
+    window.afterScan(headsFound == 0 ? null : firstHead[0]);
     lastHeadsFound = headsFound == 0 ? limit : headsFound;
     // Within an aggregate, the claim's order: position, or commit order for a parked-only claim.
-    Comparator<Sized> runOrder =
-        Comparator.comparing((Sized r) -> r.row().aggregate(), AGGREGATE_ORDER)
-            .thenComparingInt(Sized::placeInRun);
+    Comparator<SizedRow> runOrder =
+        Comparator.comparing((SizedRow r) -> r.row().aggregate(), AGGREGATE_ORDER)
+            .thenComparingInt(SizedRow::placeInRun);
     fetched.sort(runOrder);
-    List<Sized> due = cutAtFirstRowNotDue(fetched);
+    List<SizedRow> due = SizedRow.cutAtFirstRowNotDue(fetched);
     // The byte budget deals rows out in the claim's rounds: every head, then every second row, ...
-    due.sort(Comparator.comparingInt(Sized::placeInRun).thenComparingLong(r -> r.row().position()));
-    List<ClaimedRow> rows = withinBudget(tx, due, true);
+    due.sort(
+        Comparator.comparingInt(SizedRow::placeInRun).thenComparingLong(r -> r.row().position()));
+    List<ClaimedRow> rows = budget.withinBudget(tx, due, true);
     java.util.Map<UUID, Integer> placeInRun = new java.util.HashMap<>();
-    for (Sized sized : due) {
+    for (SizedRow sized : due) {
       placeInRun.put(sized.row().id(), sized.placeInRun());
     }
     rows.sort(
@@ -482,128 +405,6 @@ final class Claimer {
     // relay's aggregate lock count as found, since the search stopped at its limit.
     adaptHeadsToClaim(headsSearched[0], limit, rows, headsUsed, cutForBytes);
     return rows;
-  }
-
-  /** A run ends before its first row that is not due (left by a mode switch or an admin action). */
-  private static List<Sized> cutAtFirstRowNotDue(List<Sized> fetched) {
-    List<Sized> rows = new ArrayList<>(fetched.size());
-    ClaimedRow blocked = null;
-    for (Sized sized : fetched) {
-      ClaimedRow row = sized.row();
-      if (blocked != null && blocked.sameAggregate(row)) {
-        continue;
-      }
-      if (!row.due()) {
-        blocked = row;
-        continue;
-      }
-      rows.add(sized);
-    }
-    return rows;
-  }
-
-  /**
-   * A claimed row with the bytes of its payload and headers, and whether they are still to be read
-   * (the claim leaves out rows stored larger than {@link #inlineBytes}).
-   */
-  private record Sized(ClaimedRow row, int placeInRun, long bytes, boolean bodyLeftOut) {}
-
-  private static Sized sized(ClaimedRow row, ResultSet rs, int placeInRun) throws SQLException {
-    long bodyBytes = rs.getLong(ClaimStatements.BODY_BYTES);
-    if (rs.wasNull()) {
-      // Came inline, within inlineBytes as stored: its length is near enough.
-      String headers = row.headers();
-      return new Sized(
-          row,
-          placeInRun,
-          row.payload().length() + (headers == null ? 0 : headers.length()),
-          false);
-    }
-    return new Sized(row, placeInRun, bodyBytes, true);
-  }
-
-  /**
-   * The rows of {@code candidates} (in the order the budget deals them out) whose payloads and
-   * headers fit in {@link #maxBatchBytes} together, the first always (an event larger than the
-   * budget goes out alone), then read the payloads and headers the claim left out. Under strict
-   * ordering a row that does not fit ends its aggregate's run, so each aggregate keeps a prefix of
-   * its run; rows left are locked until commit, and claimed again by the next batch.
-   */
-  private List<ClaimedRow> withinBudget(DSLContext tx, List<Sized> candidates, boolean strict) {
-    long total = 0;
-    boolean anyLeftOut = false;
-    for (Sized candidate : candidates) {
-      total += candidate.bytes();
-      anyLeftOut |= candidate.bodyLeftOut();
-    }
-    if (total <= maxBatchBytes && !anyLeftOut) {
-      List<ClaimedRow> rows = new ArrayList<>(candidates.size());
-      for (Sized candidate : candidates) {
-        rows.add(candidate.row());
-      }
-      return rows;
-    }
-    List<Sized> kept = new ArrayList<>(candidates.size());
-    java.util.Set<ClaimedRow.AggregateKey> ended = new java.util.HashSet<>();
-    long used = 0;
-    for (Sized candidate : candidates) {
-      if (strict && !ended.isEmpty() && ended.contains(candidate.row().aggregate())) {
-        continue;
-      }
-      if (!kept.isEmpty() && used + candidate.bytes() > maxBatchBytes) {
-        if (strict) {
-          ended.add(candidate.row().aggregate());
-        }
-        continue;
-      }
-      kept.add(candidate);
-      used += candidate.bytes();
-    }
-    java.util.Map<UUID, String[]> bodies = readBodies(tx, kept);
-    List<ClaimedRow> rows = new ArrayList<>(kept.size());
-    for (Sized candidate : kept) {
-      ClaimedRow row = candidate.row();
-      if (candidate.bodyLeftOut()) {
-        String[] body = bodies.get(row.id());
-        if (body == null) {
-          throw new IllegalStateException("claimed row " + row.id() + " was not found again");
-        }
-        row = row.withBody(body[0], body[1]);
-      }
-      rows.add(row);
-    }
-    return rows;
-  }
-
-  /** The payloads and headers of the rows of {@code kept} that the claim left out, by id. */
-  private java.util.Map<UUID, String[]> readBodies(DSLContext tx, List<Sized> kept) {
-    List<UUID> ids = new ArrayList<>();
-    for (Sized candidate : kept) {
-      if (candidate.bodyLeftOut()) {
-        ids.add(candidate.row().id());
-      }
-    }
-    java.util.Map<UUID, String[]> bodies = new java.util.HashMap<>();
-    if (ids.isEmpty()) {
-      return bodies;
-    }
-    tx.connection(
-        connection -> {
-          try (PreparedStatement ps = connection.prepareStatement(bodiesStatement.sql())) {
-            ps.setArray(
-                ClaimStatements.BODIES_IDS, connection.createArrayOf("uuid", ids.toArray()));
-            try (ResultSet rs = ps.executeQuery()) {
-              while (rs.next()) {
-                bodies.put(
-                    rs.getObject(1, UUID.class), new String[] {rs.getString(2), rs.getString(3)});
-              }
-            }
-          } catch (SQLException e) {
-            throw new DataAccessException(
-                "reading large claimed events failed: " + e.getMessage(), e);
-          }
-        });
-    return bodies;
   }
 
   /**
@@ -663,50 +464,5 @@ final class Claimer {
   /** Most heads one claim asks for: each owned head holds an advisory lock until commit. */
   private int maxHeads() {
     return Math.min(batchSize, MAX_HEADS);
-  }
-
-  /** Sets the binds of the claim statement. */
-  private interface Binder {
-    void bind(PreparedStatement statement) throws SQLException;
-  }
-
-  /** Receives each claimed row, with the result set positioned on it for extra columns. */
-  private interface RowSink {
-    void accept(ClaimedRow row, ResultSet rs) throws SQLException;
-  }
-
-  /**
-   * Runs {@code claim} on {@code tx}'s connection with the binds {@code binder} sets, and reads
-   * each row by column index ({@link ClaimStatements#ID} on) with JDBC getters: no per-value
-   * converter lookup, and payload and headers stay the text PostgreSQL sent.
-   */
-  private void read(DSLContext tx, RenderedStatement claim, Binder binder, RowSink sink) {
-    tx.connection(
-        connection -> {
-          try (PreparedStatement ps = connection.prepareStatement(claim.sql())) {
-            binder.bind(ps);
-            try (ResultSet rs = ps.executeQuery()) {
-              while (rs.next()) {
-                String payload = rs.getString(ClaimStatements.PAYLOAD);
-                int attempts = rs.getInt(ClaimStatements.ATTEMPTS);
-                sink.accept(
-                    new ClaimedRow(
-                        rs.getObject(ClaimStatements.ID, UUID.class),
-                        rs.getLong(ClaimStatements.POSITION),
-                        rs.getString(ClaimStatements.AGGREGATE_TYPE),
-                        rs.getString(ClaimStatements.AGGREGATE_ID),
-                        rs.getString(ClaimStatements.EVENT_TYPE),
-                        payload == null ? "null" : payload,
-                        rs.getString(ClaimStatements.HEADERS),
-                        attempts,
-                        rs.getObject(ClaimStatements.CREATED_AT, OffsetDateTime.class),
-                        rs.getBoolean(ClaimStatements.DUE)),
-                    rs);
-              }
-            }
-          } catch (SQLException e) {
-            throw new DataAccessException("claim failed: " + e.getMessage(), e);
-          }
-        });
   }
 }

@@ -4,7 +4,6 @@ import static java.util.Objects.requireNonNull;
 
 import dev.pgoutbox.core.OutboxException;
 import dev.pgoutbox.core.OutboxTransport;
-import dev.pgoutbox.db.OutboxSchema;
 import dev.pgoutbox.relay.Completion;
 import dev.pgoutbox.relay.ListenConnectionFactory;
 import dev.pgoutbox.relay.Ordering;
@@ -16,24 +15,15 @@ import dev.pgoutbox.relay.RelayBuilder;
 import dev.pgoutbox.relay.RelayConfig;
 import dev.pgoutbox.relay.RelayListener;
 import dev.pgoutbox.relay.WalSlotStats;
-import dev.pgoutbox.relay.internal.BatchRunner;
-import dev.pgoutbox.relay.internal.FleetRegistry;
 import dev.pgoutbox.relay.internal.RelayLog;
 import dev.pgoutbox.relay.internal.RelayLoop;
 import dev.pgoutbox.relay.internal.RelaySettings;
 import dev.pgoutbox.relay.internal.SafeListener;
 import dev.pgoutbox.relay.internal.Tracings;
-import dev.pgoutbox.relay.internal.WalSlotQuery;
-import java.sql.SQLException;
 import java.time.Duration;
 import java.util.Properties;
-import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.ScheduledFuture;
-import java.util.concurrent.TimeUnit;
-import java.util.regex.Pattern;
 import javax.sql.DataSource;
-import org.jooq.exception.DataAccessException;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -117,78 +107,73 @@ public final class WalRelay implements AutoCloseable {
   /** Threads of the executor the relay creates when none is given. */
   public static final int OWN_THREADS = 3;
 
-  private static final Pattern SLOT_NAME = Pattern.compile("[a-z0-9_]{1,63}");
-
   private final String name;
-  private final DataSource dataSource;
   private final String schema;
   private final Publisher publisher;
-  private final PublishTracing tracing;
   private final RelayConfig config;
   private final RelayListener listener;
-  private final ListenConnectionFactory replicationConnections;
   private final @Nullable ScheduledExecutorService hostExecutor;
   private final boolean createSlot;
-  private final Duration attachRetry;
   private final RelayLog log;
   private final WalSlot slot;
-  private final BatchRunner drainerRunner;
-  private final OutboxAdmin admin;
-  private final FleetRegistry fleet;
   private final OutboxTransport transport;
+  private final WalStartChecks startChecks;
+  private final WalDrainer drainer;
+  private final WalReaderFactory readers;
+  private final WalRelayTasks tasks;
 
   private boolean started;
   private boolean stopped;
-  private volatile boolean fallenBack;
   private @Nullable ScheduledExecutorService executor;
   private volatile @Nullable WalReader reader;
-  private @Nullable RelayLoop drainer;
-  private @Nullable ScheduledFuture<?> statsTask;
-  private @Nullable ScheduledFuture<?> heartbeatTask;
+  private @Nullable RelayLoop drainerLoop;
 
   private WalRelay(
       Builder b, RelaySettings settings, ListenConnectionFactory replicationConnections) {
     this.name = settings.name();
-    this.dataSource = settings.dataSource();
+    DataSource dataSource = settings.dataSource();
     this.schema = settings.schema();
     this.publisher = settings.publisher();
     this.config = settings.config().withDefaults(DEFAULT_BATCH_SIZE, DEFAULT_COMPLETION);
     this.log = new RelayLog(name);
     this.listener = new SafeListener(settings.listener(), log);
-    this.replicationConnections = replicationConnections;
     this.hostExecutor = settings.executor();
-    this.tracing = settings.tracing() != null ? settings.tracing() : Tracings.automatic();
+    PublishTracing tracing = settings.tracing() != null ? settings.tracing() : Tracings.automatic();
     this.createSlot = b.createSlot;
-    this.attachRetry = b.attachRetry;
     this.transport = b.transport;
-    String slotName = b.slotName != null ? b.slotName : defaultName(schema);
+    String slotName = b.slotName != null ? b.slotName : WalNames.defaultName(schema);
     String publicationName = b.publicationName != null ? b.publicationName : slotName;
     this.slot =
         new WalSlot(dataSource, schema, slotName, publicationName, log, b.slotCreationTimeout);
     if (b.failoverSlot) {
       this.slot.failoverVia(replicationConnections);
     }
-    this.drainerRunner =
-        new BatchRunner(
+    this.drainer =
+        new WalDrainer(dataSource, schema, publisher, tracing, config, listener, log, slot);
+    this.readers =
+        new WalReaderFactory(
             dataSource,
             schema,
-            OutboxSchema.jooqSettings(schema),
+            replicationConnections,
+            slot,
             publisher,
             tracing,
             config,
             listener,
-            log);
-    this.drainerRunner.parkedOnly(true);
-    this.admin = OutboxAdmin.builder().dataSource(dataSource).schema(schema).build();
-    this.fleet =
-        new FleetRegistry(
-            dataSource,
-            OutboxSchema.jooqSettings(schema),
-            schema,
-            name,
-            config.ordering(),
-            config.deadLetterPolicy(),
-            FleetRegistry.walSource(slotName));
+            log,
+            b.attachRetry,
+            transport);
+    OutboxAdmin admin = OutboxAdmin.builder().dataSource(dataSource).schema(schema).build();
+    this.startChecks = new WalStartChecks(dataSource, name, schema, config, slotName, log);
+    this.tasks =
+        new WalRelayTasks(
+            startChecks.fleet(),
+            admin,
+            slot,
+            listener,
+            log,
+            config.metricsRefreshInterval(),
+            () -> stop(OutboxRelay.DEFAULT_STOP_TIMEOUT));
   }
 
   /** A builder; {@code dataSource} and {@code publisher} are required. */
@@ -238,7 +223,7 @@ public final class WalRelay implements AutoCloseable {
    * another instance's start created ({@link RelayListener#onWalResumed}).
    */
   public boolean hasFallenBack() {
-    return fallenBack;
+    return drainer.fallenBack();
   }
 
   /**
@@ -258,50 +243,17 @@ public final class WalRelay implements AutoCloseable {
     }
     // Registered first: a relay refused for another relay's source or settings must not create a
     // slot (which would hold WAL for good) or park the backlog.
-    try {
-      fleet.register();
-    } catch (DataAccessException e) {
-      throw new OutboxException(
-          "pgoutbox-relay["
-              + name
-              + "] - could not register in the relay registry: "
-              + e.getMessage(),
-          e);
-    }
+    startChecks.register();
     if (transport == OutboxTransport.MESSAGES) {
-      requireMessagesSafe();
+      startChecks.requireMessagesSafe();
     }
-    WalSlotStats state;
-    try {
-      state = slot.prepare(createSlot);
-    } catch (RuntimeException e) {
-      deregisterQuietly();
-      throw e;
-    } catch (SQLException e) {
-      deregisterQuietly();
-      throw prepareFailure(e);
-    }
+    WalSlotStats state = startChecks.prepare(slot, createSlot);
     ScheduledExecutorService exec =
-        hostExecutor != null
-            ? hostExecutor
-            : Executors.newScheduledThreadPool(
-                OWN_THREADS,
-                Thread.ofPlatform()
-                    .name("pgoutbox-wal-relay-" + name + "-", 0)
-                    .daemon(true)
-                    .factory());
+        hostExecutor != null ? hostExecutor : WalRelayTasks.ownPool(name);
     executor = exec;
     started = true;
-    drainer =
-        new RelayLoop(
-            exec,
-            drainerRunner,
-            null,
-            config.batchSize(),
-            config.pollInterval(),
-            config.errorBackoffMax(),
-            listener,
-            log);
+    RelayLoop loop = drainer.newLoop(exec);
+    drainerLoop = loop;
     log.info(
         "Started WAL relay (schema={}, transport={}, slot={}, publication={}, {}, publisher={},"
             + " executor={})",
@@ -312,110 +264,16 @@ public final class WalRelay implements AutoCloseable {
         config,
         publisher.getClass().getName(),
         hostExecutor != null ? "host's" : "own pool of " + OWN_THREADS);
-    drainer.start();
+    loop.start();
     if (state.lost()) {
       fallBack(
           "replication slot " + slot.slotName() + " was invalidated (wal_status lost)",
-          walInsertedOrNever());
+          drainer.walInsertedOrNever());
     } else {
-      reader = newReader(exec);
+      reader = readers.newReader(exec, this::fallBack);
       reader.start();
     }
-    heartbeatTask =
-        exec.scheduleWithFixedDelay(
-            this::heartbeat,
-            FleetRegistry.HEARTBEAT_EVERY.toMillis(),
-            FleetRegistry.HEARTBEAT_EVERY.toMillis(),
-            TimeUnit.MILLISECONDS);
-    statsTask =
-        exec.scheduleWithFixedDelay(
-            this::refreshStats,
-            0,
-            config.metricsRefreshInterval().toMillis(),
-            TimeUnit.MILLISECONDS);
-  }
-
-  /** The message transport's guard ({@link EmitMessageGuard}); deregisters before it throws. */
-  private void requireMessagesSafe() {
-    String problem;
-    try {
-      problem = EmitMessageGuard.problem(dataSource);
-    } catch (SQLException e) {
-      deregisterQuietly();
-      throw new OutboxException(
-          "pgoutbox-relay["
-              + name
-              + "] - could not check pg_logical_emit_message's privileges: "
-              + e.getMessage(),
-          e);
-    }
-    if (problem != null) {
-      deregisterQuietly();
-      throw new OutboxException(
-          "pgoutbox-relay[" + name + "] - refused to start with transport MESSAGES: " + problem);
-    }
-  }
-
-  private OutboxException prepareFailure(SQLException e) {
-    String state = e.getSQLState();
-    if ("42P01".equals(state) || "42703".equals(state)) {
-      return new OutboxException(
-          "pgoutbox-relay["
-              + name
-              + "] - "
-              + schema
-              + ".outbox_events lacks the WAL relay's column: run OutboxSchema.migrate(dataSource,"
-              + " \""
-              + schema
-              + "\") to apply migration V5",
-          e);
-    }
-    return new OutboxException(
-        "pgoutbox-relay[" + name + "] - could not prepare the WAL relay: " + e.getMessage(), e);
-  }
-
-  private void deregisterQuietly() {
-    try {
-      fleet.deregister();
-    } catch (RuntimeException e) {
-      log.warn(
-          "Could not leave the relay registry ({}); the entry expires by itself", e.toString());
-    }
-  }
-
-  private WalReader newReader(ScheduledExecutorService exec) {
-    WalReader next =
-        new WalReader(
-            exec,
-            dataSource,
-            schema,
-            OutboxSchema.jooqSettings(schema),
-            replicationConnections,
-            slot,
-            publisher,
-            tracing,
-            config,
-            listener,
-            log,
-            attachRetry,
-            this::fallBack);
-    if (transport == OutboxTransport.MESSAGES) {
-      next.readMessages();
-    }
-    return next;
-  }
-
-  /** The WAL inserted so far, or {@link Long#MAX_VALUE} (a new slot is never followed). */
-  private long walInsertedOrNever() {
-    try {
-      return slot.walInserted();
-    } catch (SQLException e) {
-      log.warn(
-          "Could not read the WAL position ({}): this instance keeps claiming every pending event"
-              + " until it is restarted, even once a new slot exists",
-          e.toString());
-      return Long.MAX_VALUE;
-    }
+    tasks.start(exec);
   }
 
   /**
@@ -423,51 +281,17 @@ public final class WalRelay implements AutoCloseable {
    * was last found unusable.
    */
   private void fallBack(String reason, long since) {
-    fallenBack = true;
-    // A slot created from `since` on (another instance's start, after the slot is dropped) has a
-    // reader that publishes the rows it does not park: from then on this instance's drainer claims
-    // parked rows only again, and it stands by to read the slot (see docs/wal-relay.md).
-    drainerRunner.fallBackGuard(
-        new BatchRunner.FallBackGuard() {
-          @Override
-          public BatchRunner.FallBackDecision decide(java.sql.Connection connection)
-              throws SQLException {
-            return slot.afterFallBack(connection, since);
-          }
-
-          @Override
-          public void resumed() {
-            resumeWal();
-          }
-        });
-    drainerRunner.parkedOnly(false);
-    listener.onWalFallBack(slot.slotName(), reason);
-    log.error(
-        "WAL RELAY FALLING BACK TO THE TABLE RELAY: {}. Every pending event stays in {}.outbox_events"
-            + " and this instance's table relay publishes all of them from now on (events the"
-            + " reader published but had not completed yet go out again). To return to WAL mode,"
-            + " stop every instance, drop the slot if it still exists (SELECT"
-            + " pg_drop_replication_slot('{}')), and start them again; consider raising"
-            + " max_slot_wal_keep_size",
-        reason,
-        schema,
-        slot.slotName());
+    drainer.fallBack(reason, since, this::resumeWal);
   }
 
   /** A new slot of the name exists: back to the parking rule, and a reader that stands by. */
   private synchronized void resumeWal() {
-    if (stopped || !fallenBack) {
+    if (stopped || !drainer.resume()) {
       return;
     }
-    fallenBack = false;
-    log.warn(
-        "Replication slot {} exists again (created by another instance's start): this instance"
-            + " claims parked events only again and stands by to read the slot",
-        slot.slotName());
-    listener.onWalResumed(slot.slotName());
     ScheduledExecutorService exec = executor;
     if (exec != null) {
-      WalReader next = newReader(exec);
+      WalReader next = readers.newReader(exec, this::fallBack);
       reader = next;
       next.start();
     }
@@ -490,13 +314,8 @@ public final class WalRelay implements AutoCloseable {
       }
       stopped = true;
       currentReader = reader;
-      currentDrainer = drainer;
-      if (statsTask != null) {
-        statsTask.cancel(false);
-      }
-      if (heartbeatTask != null) {
-        heartbeatTask.cancel(false);
-      }
+      currentDrainer = drainerLoop;
+      tasks.cancel();
     }
     boolean clean = true;
     try {
@@ -510,7 +329,7 @@ public final class WalRelay implements AutoCloseable {
       Thread.currentThread().interrupt();
       clean = false;
     }
-    deregisterQuietly();
+    startChecks.deregisterQuietly();
     if (hostExecutor == null && executor != null) {
       executor.shutdownNow();
     }
@@ -522,28 +341,6 @@ public final class WalRelay implements AutoCloseable {
   @Override
   public void close() {
     stop(OutboxRelay.DEFAULT_STOP_TIMEOUT);
-  }
-
-  private void heartbeat() {
-    if (fleet.heartbeat(log, () -> stop(OutboxRelay.DEFAULT_STOP_TIMEOUT))) {
-      listener.onHeartbeat();
-    }
-  }
-
-  private void refreshStats() {
-    try {
-      listener.onStats(admin.stats());
-      WalSlotStats state = slot.read();
-      if (state != null) {
-        listener.onWalSlot(state);
-      }
-    } catch (SQLException | RuntimeException e) {
-      log.warn("Stats refresh failed: {}", e.toString());
-    }
-  }
-
-  static String defaultName(String schema) {
-    return WalSlotQuery.defaultName(schema);
   }
 
   /** Builder of {@link WalRelay}; not thread-safe. The shared settings: {@link RelayBuilder}. */
@@ -594,13 +391,13 @@ public final class WalRelay implements AutoCloseable {
      * {@code _}, at most 63 characters.
      */
     public Builder slotName(String slotName) {
-      this.slotName = requireSlotName("slotName", slotName);
+      this.slotName = WalNames.requireSlotName("slotName", slotName);
       return this;
     }
 
     /** The publication on the outbox table (default: the slot's name); same rules as slots. */
     public Builder publicationName(String publicationName) {
-      this.publicationName = requireSlotName("publicationName", publicationName);
+      this.publicationName = WalNames.requireSlotName("publicationName", publicationName);
       return this;
     }
 
@@ -670,7 +467,7 @@ public final class WalRelay implements AutoCloseable {
                 + settings.config().ordering()
                 + ": use OutboxRelay");
       }
-      if (slotName == null && !SLOT_NAME.matcher(defaultName(settings.schema())).matches()) {
+      if (slotName == null && !WalNames.valid(WalNames.defaultName(settings.schema()))) {
         throw new IllegalStateException(
             "the default slot name pgoutbox_"
                 + settings.schema()
@@ -687,15 +484,6 @@ public final class WalRelay implements AutoCloseable {
                 + ": call replicationConnection(jdbcUrl, properties)");
       }
       return new WalRelay(this, settings, connections);
-    }
-
-    private static String requireSlotName(String what, String value) {
-      requireNonNull(value, what + " must not be null");
-      if (!SLOT_NAME.matcher(value).matches()) {
-        throw new IllegalArgumentException(
-            what + " must be 1 to 63 lowercase letters, digits or '_', was '" + value + "'");
-      }
-      return value;
     }
   }
 }

@@ -59,34 +59,6 @@ public final class BatchRunner {
   private final java.util.concurrent.atomic.AtomicReference<@Nullable Boolean> parkedOnlyRequest =
       new java.util.concurrent.atomic.AtomicReference<>();
 
-  /**
-   * What a fallen-back WAL relay's drainer may claim in one transaction ({@link FallBackGuard}).
-   */
-  public enum FallBackDecision {
-    /** Every pending row (no new slot, none being created). */
-    CLAIM_ALL,
-    /** Nothing this time (another instance is creating the slot). */
-    CLAIM_NOTHING,
-    /** Parked rows only, from now on (a new slot exists). */
-    PARKED_ONLY
-  }
-
-  /**
-   * Asked at the start of each claim transaction while the runner claims every pending row for a
-   * WAL relay that fell back: another instance may create a new slot meanwhile, whose reader
-   * publishes the rows that are not parked.
-   */
-  public interface FallBackGuard {
-    /** Decides in the claim's transaction (and may take locks held until it ends). */
-    FallBackDecision decide(Connection connection) throws SQLException;
-
-    /**
-     * Called once on {@link FallBackDecision#PARKED_ONLY}, on the runner's thread, before the
-     * claim.
-     */
-    void resumed();
-  }
-
   private volatile @Nullable FallBackGuard fallBackGuard;
 
   /** Whether the claimer claims every pending row (not parked ones only). */

@@ -6,6 +6,7 @@ import dev.pgoutbox.relay.Publisher;
 import dev.pgoutbox.relay.RelayConfig;
 import dev.pgoutbox.relay.RelayListener;
 import dev.pgoutbox.relay.internal.BatchRunner;
+import dev.pgoutbox.relay.internal.FallBackGuard;
 import dev.pgoutbox.relay.internal.RelayLog;
 import dev.pgoutbox.relay.internal.RelayLoop;
 import java.sql.SQLException;
@@ -95,10 +96,9 @@ final class WalDrainer {
     // reader that publishes the rows it does not park: from then on this instance's drainer claims
     // parked rows only again, and it stands by to read the slot (see docs/wal-relay.md).
     drainerRunner.fallBackGuard(
-        new BatchRunner.FallBackGuard() {
+        new FallBackGuard() {
           @Override
-          public BatchRunner.FallBackDecision decide(java.sql.Connection connection)
-              throws SQLException {
+          public FallBackGuard.Decision decide(java.sql.Connection connection) throws SQLException {
             return slot.afterFallBack(connection, since);
           }
 

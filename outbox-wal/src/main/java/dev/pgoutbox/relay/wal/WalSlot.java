@@ -4,7 +4,7 @@ import dev.pgoutbox.core.OutboxException;
 import dev.pgoutbox.core.internal.SearchPath;
 import dev.pgoutbox.relay.ListenConnectionFactory;
 import dev.pgoutbox.relay.WalSlotStats;
-import dev.pgoutbox.relay.internal.BatchRunner;
+import dev.pgoutbox.relay.internal.FallBackGuard;
 import dev.pgoutbox.relay.internal.RelayLog;
 import dev.pgoutbox.relay.internal.WalSlotQuery;
 import java.sql.Connection;
@@ -429,7 +429,7 @@ final class WalSlot {
    * For an instance that fell back at WAL position {@code fellBackAt}: what its drainer may claim
    * in the transaction of {@code connection} ({@link WalStatements#FALL_BACK_GUARD}).
    */
-  public BatchRunner.FallBackDecision afterFallBack(Connection connection, long fellBackAt)
+  public FallBackGuard.Decision afterFallBack(Connection connection, long fellBackAt)
       throws SQLException {
     try (PreparedStatement ps = connection.prepareStatement(WalStatements.FALL_BACK_GUARD)) {
       ps.setString(1, slotName);
@@ -438,11 +438,11 @@ final class WalSlot {
       try (ResultSet rs = ps.executeQuery()) {
         rs.next();
         if (!rs.getBoolean(1)) {
-          return BatchRunner.FallBackDecision.CLAIM_NOTHING;
+          return FallBackGuard.Decision.CLAIM_NOTHING;
         }
         return rs.getBoolean(2)
-            ? BatchRunner.FallBackDecision.PARKED_ONLY
-            : BatchRunner.FallBackDecision.CLAIM_ALL;
+            ? FallBackGuard.Decision.PARKED_ONLY
+            : FallBackGuard.Decision.CLAIM_ALL;
       }
     }
   }

@@ -198,7 +198,13 @@ public final class EmbeddedPostgresServer implements AutoCloseable {
     } catch (IllegalStateException e) {
       // A backend that exited meanwhile: the SIGKILL below reaches the others all the same.
     }
-    Signals.send("KILL", pids);
+    try {
+      Signals.send("KILL", pids);
+    } catch (IllegalStateException e) {
+      // A backend that exited before the SIGSTOP: kill signals every pid it can all the same, and
+      // the wait below fails if any server process survives.
+      LOG.debug("kill -KILL reported a process gone already: {}", e.getMessage());
+    }
     long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
     while (all.stream().anyMatch(ProcessHandle::isAlive)) {
       if (System.nanoTime() > deadline) {

@@ -259,35 +259,13 @@ public final class OutboxRoles {
   public static void grantWalRelay(
       DataSource dataSource, String schema, String relayRole, String publication) {
     requireNonNull(dataSource, "dataSource");
-    List<String> statements = walRelayGrantStatements(schema, relayRole, publication);
-    try (Connection connection = dataSource.getConnection()) {
-      boolean autoCommit = connection.getAutoCommit();
-      connection.setAutoCommit(false);
-      try (Statement statement = connection.createStatement()) {
-        for (String sql : statements) {
-          if (sql.startsWith("CREATE PUBLICATION ")
-              && publicationExists(connection, schema, publication)) {
-            continue;
-          }
-          statement.execute(sql);
-        }
-        connection.commit();
-      } catch (SQLException | RuntimeException e) {
-        connection.rollback();
-        throw e;
-      } finally {
-        connection.setAutoCommit(autoCommit);
-      }
-    } catch (SQLException e) {
-      throw new IllegalStateException(
-          "Could not grant the WAL relay's privileges to "
-              + relayRole
-              + " on schema "
-              + schema
-              + ": "
-              + e.getMessage(),
-          e);
-    }
+    runInOneTransaction(
+        dataSource,
+        walRelayGrantStatements(schema, relayRole, publication),
+        (connection, sql) ->
+            sql.startsWith("CREATE PUBLICATION ")
+                && publicationExists(connection, schema, publication),
+        "grant the WAL relay's privileges to " + relayRole + " on schema " + schema);
   }
 
   /**
@@ -327,28 +305,44 @@ public final class OutboxRoles {
   public static void grantWalMessages(
       DataSource superuser, String schema, String writerRole, String relayRole) {
     requireNonNull(superuser, "superuser");
-    List<String> statements = walMessagesGrantStatements(schema, writerRole, relayRole);
-    try (Connection connection = superuser.getConnection()) {
+    runInOneTransaction(
+        superuser,
+        walMessagesGrantStatements(schema, writerRole, relayRole),
+        (connection, sql) -> false,
+        "grant the message transport's privileges on schema " + schema);
+  }
+
+  /** Whether a statement's effect is there already, so that it is skipped. */
+  private interface AlreadyDone {
+    boolean test(Connection connection, String sql) throws SQLException;
+  }
+
+  /**
+   * Runs {@code statements} in one transaction on a connection of {@code dataSource}, skipping
+   * those {@code alreadyDone} names; nothing is kept if one fails.
+   *
+   * @throws IllegalStateException "Could not {@code what}" with PostgreSQL's reason
+   */
+  private static void runInOneTransaction(
+      DataSource dataSource, List<String> statements, AlreadyDone alreadyDone, String what) {
+    try (Connection connection = dataSource.getConnection()) {
       boolean autoCommit = connection.getAutoCommit();
       connection.setAutoCommit(false);
       try (Statement statement = connection.createStatement()) {
         for (String sql : statements) {
-          statement.execute(sql);
+          if (!alreadyDone.test(connection, sql)) {
+            statement.execute(sql);
+          }
         }
         connection.commit();
-      } catch (SQLException e) {
+      } catch (SQLException | RuntimeException e) {
         connection.rollback();
         throw e;
       } finally {
         connection.setAutoCommit(autoCommit);
       }
     } catch (SQLException e) {
-      throw new IllegalStateException(
-          "Could not grant the message transport's privileges on schema "
-              + schema
-              + ": "
-              + e.getMessage(),
-          e);
+      throw new IllegalStateException("Could not " + what + ": " + e.getMessage(), e);
     }
   }
 

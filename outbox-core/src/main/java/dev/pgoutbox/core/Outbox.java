@@ -324,23 +324,30 @@ public final class Outbox {
             from == 0 ? lockKeys : List.of());
       }
     } catch (DataAccessException | SQLException e) {
-      throw new OutboxException(
-          "Could not append "
-              + (rows.size() == 1 ? "event " : rows.size() + " events, the first ")
-              + rows.get(0).getId()
-              + " (aggregate "
-              + rows.get(0).getAggregateType()
-              + "/"
-              + rows.get(0).getAggregateId()
-              + ", type "
-              + rows.get(0).getEventType()
-              + "), to "
-              + schema
-              + ".outbox_events: "
-              + e.getMessage(),
-          e);
+      throw appendFailed(rows, "to " + schema + ".outbox_events", e);
     }
     return ids(rows);
+  }
+
+  /** A failed append, naming its first event and where it was going ({@code where}). */
+  private static OutboxException appendFailed(
+      List<OutboxEventsRecord> rows, String where, Exception e) {
+    OutboxEventsRecord first = rows.get(0);
+    return new OutboxException(
+        "Could not append "
+            + (rows.size() == 1 ? "event " : rows.size() + " events, the first ")
+            + first.getId()
+            + " (aggregate "
+            + first.getAggregateType()
+            + "/"
+            + first.getAggregateId()
+            + ", type "
+            + first.getEventType()
+            + ") "
+            + where
+            + ": "
+            + e.getMessage(),
+        e);
   }
 
   private static List<UUID> ids(List<OutboxEventsRecord> rows) {
@@ -376,21 +383,12 @@ public final class Outbox {
             EventMessages.statement(part.size()), EventMessages.binds(messagePrefix, contents));
       }
     } catch (DataAccessException e) {
-      throw new OutboxException(
-          "Could not append "
-              + (rows.size() == 1 ? "event " : rows.size() + " events, the first ")
-              + rows.get(0).getId()
-              + " (aggregate "
-              + rows.get(0).getAggregateType()
-              + "/"
-              + rows.get(0).getAggregateId()
-              + ", type "
-              + rows.get(0).getEventType()
-              + ") as logical decoding messages "
+      throw appendFailed(
+          rows,
+          "as logical decoding messages "
               + messagePrefix
               + " (transport MESSAGES; the role needs EXECUTE on"
-              + " pg_catalog.pg_logical_emit_message, see docs/wal-messages.md): "
-              + e.getMessage(),
+              + " pg_catalog.pg_logical_emit_message, see docs/wal-messages.md)",
           e);
     }
   }

@@ -3,6 +3,7 @@ package dev.pgoutbox.tools;
 import com.rabbitmq.client.ConnectionFactory;
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
+import dev.pgoutbox.relay.Completion;
 import dev.pgoutbox.relay.DeadLetterPolicy;
 import dev.pgoutbox.relay.OutboxRelay;
 import dev.pgoutbox.relay.Publisher;
@@ -105,6 +106,14 @@ final class RelayCommand implements Callable<Integer> {
   @Nullable Integer batchSize;
 
   @Option(
+      names = "--completion",
+      paramLabel = "MODE",
+      description =
+          "mark (keep delivered rows, processed_at set) or delete (remove them); default: the"
+              + " relay's own (mark for the table relay, delete for the WAL relay)")
+  @Nullable String completion;
+
+  @Option(
       names = "--publish-timeout",
       paramLabel = "S",
       defaultValue = "30",
@@ -160,6 +169,9 @@ final class RelayCommand implements Callable<Integer> {
     RelayConfig.Builder settings = RelayConfig.builder();
     if (batchSize != null) {
       settings.batchSize(batchSize);
+    }
+    if (completion != null) {
+      settings.completion(completion());
     }
     RelayConfig config =
         settings
@@ -296,6 +308,16 @@ final class RelayCommand implements Callable<Integer> {
       case "wal" -> true;
       default ->
           throw new IllegalArgumentException("--source must be table or wal, was '" + source + "'");
+    };
+  }
+
+  private Completion completion() {
+    return switch (String.valueOf(completion)) {
+      case "mark" -> Completion.MARK_PROCESSED;
+      case "delete" -> Completion.DELETE;
+      default ->
+          throw new IllegalArgumentException(
+              "--completion must be mark or delete, was '" + completion + "'");
     };
   }
 

@@ -340,6 +340,12 @@ public final class ChaosCommand implements Callable<Integer> {
               source,
               "--transport",
               transport));
+      if (source.equals("wal") && !messages()) {
+        // The ledger reads what was committed from the table, so delivered rows must stay: the
+        // WAL relay marks them here instead of deleting them (its default); the deletion's own
+        // guarantees are WalRelayIT's.
+        relayArguments.addAll(List.of("--completion", "mark"));
+      }
       if (faultsOn) {
         relayArguments.addAll(
             List.of(

@@ -324,12 +324,12 @@ public final class Outbox {
             from == 0 ? lockKeys : List.of());
       }
     } catch (DataAccessException | SQLException e) {
-      throw appendFailed(rows, "to " + schema + ".outbox_events", e);
+      throw appendFailed(rows, ", to " + schema + ".outbox_events", e);
     }
     return ids(rows);
   }
 
-  /** A failed append, naming its first event and where it was going ({@code where}). */
+  /** A failed append, naming its first event and where it was going ({@code where}, after it). */
   private static OutboxException appendFailed(
       List<OutboxEventsRecord> rows, String where, Exception e) {
     OutboxEventsRecord first = rows.get(0);
@@ -343,7 +343,7 @@ public final class Outbox {
             + first.getAggregateId()
             + ", type "
             + first.getEventType()
-            + ") "
+            + ")"
             + where
             + ": "
             + e.getMessage(),
@@ -385,7 +385,7 @@ public final class Outbox {
     } catch (DataAccessException e) {
       throw appendFailed(
           rows,
-          "as logical decoding messages "
+          " as logical decoding messages "
               + messagePrefix
               + " (transport MESSAGES; the role needs EXECUTE on"
               + " pg_catalog.pg_logical_emit_message, see docs/wal-messages.md)",

@@ -73,7 +73,8 @@ class BenchSmokeIT {
           "ratio_to_floor",
           "ratio_notify_to_floor",
           "lost",
-          "duplicates");
+          "duplicates",
+          "transport");
 
   private static Arguments scenario(String arguments, List<?>... keys) {
     Set<String> expected = new LinkedHashSet<>();
@@ -129,7 +130,7 @@ class BenchSmokeIT {
         scenario("drain --publisher rabbitmq --no-ceiling", DATA, drain, RUN, CHECK, remaining),
         scenario("drain --publisher nats --no-ceiling", DATA, drain, RUN, CHECK, remaining),
         scenario("drain --publisher webhook --no-ceiling", DATA, drain, RUN, CHECK, remaining),
-        scenario("ceiling", DATA, List.of("source"), RUN, remaining),
+        scenario("ceiling", DATA, List.of("source", "transport"), RUN, remaining),
         scenario(
             "baseline --max-seconds 5",
             List.of("mode", "events", "aggregates", "batch", "tick_ms", "drained", "complete"),
@@ -222,7 +223,10 @@ class BenchSmokeIT {
           "slowest_1pct_total_ms",
           "slowest_1pct_wait_ms",
           "slowest_1pct_claim_ms",
-          "slowest_1pct_committed_during_batch_pct");
+          "slowest_1pct_committed_during_batch_pct",
+          "transport",
+          "outbox_table_bytes_before",
+          "outbox_table_bytes_after");
 
   private static final List<String> WAL_DRAIN =
       List.of(
@@ -234,7 +238,8 @@ class BenchSmokeIT {
           "wal_lost",
           "wal_reordered",
           "wal_duplicates",
-          "wal_remaining");
+          "wal_remaining",
+          "transport");
 
   /** The WAL relay's scenarios, on a server with {@code wal_level=logical}. */
   static Stream<Arguments> walScenarios() {
@@ -257,7 +262,7 @@ class BenchSmokeIT {
             WAL_DRAIN,
             List.of("wal_ceiling_events_per_s", "ratio_wal_to_wal_ceiling"),
             CEILING),
-        scenario("ceiling --source wal", DATA, List.of("source", "decoded"), RUN),
+        scenario("ceiling --source wal", DATA, List.of("source", "transport", "decoded"), RUN),
         scenario("latency --source wal --seconds 2", LATENCY, CHECK),
         scenario(
             "writer --with-relays --seconds 1 --clients 1 --rounds 1",

@@ -20,16 +20,38 @@ final class CommittingWriters {
 
   /**
    * How many of the given transactions ({@code bigint[]} of the 32-bit xids pgoutput sends) are
-   * still in progress to new snapshots. The xid is widened to {@code xid8} with the epoch of the
-   * current snapshot's {@code xmax} (the previous epoch for an xid above its low half, assigned
-   * before a wrap-around).
+   * still in progress to new snapshots, each xid widened to {@code xid8} around the current
+   * snapshot's {@code xmax} ({@link #widened}).
    */
   static final String IN_PROGRESS =
       "SELECT pg_catalog.count(*) FROM pg_catalog.unnest(?::pg_catalog.int8[]) AS w(xid),"
           + " (SELECT pg_catalog.pg_snapshot_xmax(pg_catalog.pg_current_snapshot())::text::bigint"
           + " AS next) AS s"
-          + " WHERE pg_catalog.pg_xact_status(((((s.next >> 32) - (w.xid > (s.next & 4294967295))::int)"
-          + " << 32) | w.xid)::text::xid8) = 'in progress'";
+          + " WHERE pg_catalog.pg_xact_status(("
+          + widened("s.next", "w.xid")
+          + ")::text::xid8) = 'in progress'";
+
+  /**
+   * The SQL of the full transaction id ({@code bigint}) of the 32-bit {@code xid} nearest to the
+   * full id {@code reference}, behind it or ahead of it by less than 2^31. The reference is a
+   * snapshot's {@code xmax}: one past the latest transaction to have <em>completed</em>, so a
+   * writer still committing (the very case this class waits out) can be ahead of it, and an xid
+   * assigned before a wrap-around is behind it in the previous epoch. Taking every xid above {@code
+   * xmax}'s low half for the previous epoch gave a writer ahead of it an id an epoch too old: in
+   * epoch 0 an error ("transaction ID ... is in the future"), in later epochs the status of a
+   * long-finished transaction, and a completion that matched nothing.
+   */
+  static String widened(String reference, String xid) {
+    // (xid - low(reference)) taken modulo 2^32 into [-2^31, 2^31): 2^32 + 2^31 keeps the
+    // dividend positive, since PostgreSQL's % keeps the sign of the dividend.
+    return "("
+        + reference
+        + " + ((("
+        + xid
+        + ") - ("
+        + reference
+        + " & 4294967295) + 6442450944) % 4294967296) - 2147483648)";
+  }
 
   /** Pause between two looks while a writer is still committing. */
   private static final long PAUSE_MILLIS = 1;

@@ -57,7 +57,7 @@ final class BesideRelay {
   /** Starts a relay of {@code kind} beside the writers. */
   static BesideRelay start(BenchDatabase db, Kind kind) throws Exception {
     if (kind == Kind.DECODING_ONLY) {
-      String slot = Drains.walSlot(db);
+      String slot = WalDrains.walSlot(db);
       SlotDrain drain = SlotDrain.start(db.pool(1), slot, slot);
       return new BesideRelay(db, null, null, drain, slot, drain::inserts);
     }
@@ -97,7 +97,7 @@ final class BesideRelay {
       relay.start();
       return new BesideRelay(db, executor, relay, null, null, published::get);
     }
-    String slot = Drains.walSlot(db);
+    String slot = WalDrains.walSlot(db);
     WalRelay relay =
         WalRelay.builder()
             .name("bench-beside-wal")
@@ -131,7 +131,7 @@ final class BesideRelay {
       executor.shutdownNow();
     }
     if (slot != null) {
-      Drains.dropWalSlot(db, slot);
+      WalDrains.dropWalSlot(db, slot);
     }
   }
 }

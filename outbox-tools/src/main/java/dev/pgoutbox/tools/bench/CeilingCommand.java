@@ -42,7 +42,7 @@ final class CeilingCommand implements Callable<Integer> {
         throw new IllegalArgumentException("--transport messages needs --source wal");
       }
       Drains.Outcome outcome =
-          wal ? Drains.walCeiling(db, setup, transport.value()) : Drains.ceiling(db, setup);
+          wal ? WalDrains.walCeiling(db, setup, transport.value()) : Drains.ceiling(db, setup);
       Result result =
           DrainCommand.describe(new Result("ceiling"), setup)
               .put("source", source)

@@ -39,10 +39,11 @@ final class DrainCommand implements Callable<Integer> {
       description =
           "table: drain with OutboxRelay; wal: drain with OutboxRelay and, on identical data, with"
               + " WalRelay from a logical replication slot (wal_events_per_s,"
-              + " ratio_wal_to_drain; and, unless --no-ceiling, the decoding of the same data"
-              + " alone as bench ceiling --source wal does: wal_ceiling_events_per_s,"
-              + " ratio_wal_to_wal_ceiling; needs wal_level=logical: the embedded PostgreSQL is"
-              + " started with it) (default ${DEFAULT-VALUE})")
+              + " ratio_wal_to_drain; the same data streamed by a reader that only counts:"
+              + " wal_stream_events_per_s, ratio_wal_to_wal_stream; and, unless --no-ceiling, the"
+              + " decoding of the same data alone as bench ceiling --source wal does:"
+              + " wal_ceiling_events_per_s, ratio_wal_to_wal_ceiling; needs wal_level=logical:"
+              + " the embedded PostgreSQL is started with it) (default ${DEFAULT-VALUE})")
   String source = "table";
 
   @Option(names = "--no-ceiling", description = "Skip the ceiling run")
@@ -203,6 +204,7 @@ final class DrainCommand implements Callable<Integer> {
     // PostgreSQL's own loop runs no code in this JVM.
     contenders.remove("limit");
     contenders.remove("wal_ceiling");
+    contenders.remove("wal_stream");
     long lastCompiled = Long.MAX_VALUE;
     for (int pass = 1; ; pass++) {
       long compiledBefore = JitActivity.compileMillis();
@@ -227,6 +229,7 @@ final class DrainCommand implements Callable<Integer> {
     List<String> order = new ArrayList<>(List.of("drain"));
     if (isWal(source)) {
       order.add("wal");
+      order.add("wal_stream");
       if (transport.messages()) {
         order.add("wal_ceiling");
       }
@@ -265,8 +268,9 @@ final class DrainCommand implements Callable<Integer> {
       case "linked" -> BenchTracing.drain(db, setup, session.factory(), true);
       case "observed" -> BenchTracing.observed(db, setup, session.factory());
       case "ceiling" -> Drains.ceiling(db, setup);
-      case "wal" -> Drains.wal(db, setup, session.factory(), transport.value());
-      case "wal_ceiling" -> Drains.walCeiling(db, setup, transport.value());
+      case "wal" -> WalDrains.wal(db, setup, session.factory(), transport.value());
+      case "wal_ceiling" -> WalDrains.walCeiling(db, setup, transport.value());
+      case "wal_stream" -> WalDrains.walStream(db, setup, transport.value());
       case "baseline" -> Drains.baseline(db, setup, false);
       case "batched_baseline" -> Drains.baseline(db, setup, true);
       case "limit" -> Drains.limit(db, setup, setup.relays(), Drains.LIMIT_ROWS_PER_COMMIT);
@@ -325,6 +329,15 @@ final class DrainCommand implements Callable<Integer> {
       }
       result.put("wal_remaining", wal.remaining());
       result.put("transport", transport.label());
+      Drains.Outcome walStream = outcomes.get("wal_stream");
+      if (walStream != null) {
+        // The WAL relay against a reader that only streams the same events: the replication
+        // protocol's own limit, which the server's decoding alone (below) does not pay.
+        result.put("wal_stream_events_per_s", Result.round(walStream.eventsPerSecond(), 0));
+        result.put(
+            "ratio_wal_to_wal_stream",
+            Result.round(wal.eventsPerSecond() / walStream.eventsPerSecond(), 3));
+      }
       Drains.Outcome walCeiling = outcomes.get("wal_ceiling");
       if (walCeiling != null) {
         // The WAL relay against the decoding of the same events alone (its own limit).

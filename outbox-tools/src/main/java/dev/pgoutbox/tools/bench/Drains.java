@@ -1,7 +1,6 @@
 package dev.pgoutbox.tools.bench;
 
 import com.zaxxer.hikari.HikariDataSource;
-import dev.pgoutbox.core.OutboxTransport;
 import dev.pgoutbox.relay.ClaimProbe;
 import dev.pgoutbox.relay.Completion;
 import dev.pgoutbox.relay.DeadLetterPolicy;
@@ -12,7 +11,6 @@ import dev.pgoutbox.relay.PublishTracing;
 import dev.pgoutbox.relay.Publisher;
 import dev.pgoutbox.relay.RelayConfig;
 import dev.pgoutbox.relay.RelayListener;
-import dev.pgoutbox.relay.wal.WalRelay;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -158,162 +156,6 @@ final class Drains {
         publisher.close();
       }
     }
-  }
-
-  /**
-   * Creates the WAL relay's publication and slot, preloads the same data (so it is decoded from the
-   * slot, not parked as a backlog older than it), then drains it with one {@link WalRelay} and the
-   * publisher; the slot is dropped afterwards.
-   */
-  static Outcome wal(BenchDatabase db, Setup setup, PublisherFactory publishers) throws Exception {
-    return wal(db, setup, publishers, OutboxTransport.ROWS);
-  }
-
-  /** {@link #wal(BenchDatabase, Setup, PublisherFactory)} with events of {@code transport}. */
-  static Outcome wal(
-      BenchDatabase db, Setup setup, PublisherFactory publishers, OutboxTransport transport)
-      throws Exception {
-    db.resetSchema();
-    boolean messages = transport == OutboxTransport.MESSAGES;
-    if (messages) {
-      TransportOption.grantMessages(db);
-    }
-    String slot = walSlot(db);
-    Map<String, Integer> written =
-        messages
-            ? MessagePreload.preload(db, setup.events(), setup.aggregates())
-            : db.preload(setup.events(), setup.aggregates());
-    Deliveries deliveries = new Deliveries();
-    AtomicLong committed = new AtomicLong();
-    CountDownLatch done = new CountDownLatch(1);
-    RelayListener counter =
-        new RelayListener() {
-          @Override
-          public void onBatch(BatchReport report) {
-            if (committed.addAndGet(report.published()) >= setup.events()) {
-              done.countDown();
-            }
-          }
-        };
-    ScheduledExecutorService executor =
-        Executors.newScheduledThreadPool(
-            WalRelay.OWN_THREADS, Thread.ofPlatform().name("bench-wal-relay").factory());
-    Publisher publisher = publishers.create(deliveries);
-    HikariDataSource pool = db.pool(3);
-    WalRelay relay =
-        WalRelay.builder()
-            .name("bench-wal")
-            .transport(transport)
-            .dataSource(pool)
-            .schema(db.schema())
-            .publisher(publisher)
-            .executor(executor)
-            .slotName(slot)
-            .publicationName(slot)
-            .config(setup.walConfig().pollInterval(Duration.ofMillis(100)).build())
-            .listener(counter)
-            .build();
-    try {
-      long start = System.nanoTime();
-      relay.start();
-      if (!done.await(30, TimeUnit.MINUTES)) {
-        throw new IllegalStateException("WAL drain did not finish within 30 minutes");
-      }
-      double seconds = (System.nanoTime() - start) / 1e9;
-      // The rows are completed off the reader's path; wait for that too, outside the timing.
-      long deadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(5);
-      while (db.pending() > 0 && System.nanoTime() < deadline) {
-        Thread.sleep(50);
-      }
-      relay.close();
-      return new Outcome(committed.get(), seconds, deliveries.check(written), db.pending());
-    } finally {
-      relay.close();
-      executor.shutdownNow();
-      publisher.close();
-      dropWalSlot(db, slot);
-    }
-  }
-
-  /**
-   * Decoding alone: preloads the same data behind a fresh slot, then times one {@code
-   * pg_logical_slot_get_binary_changes} call that decodes all of it through {@code pgoutput}, on
-   * the server, with no client work.
-   */
-  static Outcome walCeiling(BenchDatabase db, Setup setup) throws Exception {
-    return walCeiling(db, setup, OutboxTransport.ROWS);
-  }
-
-  /**
-   * {@link #walCeiling(BenchDatabase, Setup)} with events of {@code transport}: for messages, the
-   * decoding of the same events as logical messages ({@code messages 'true'}), counting 'M'.
-   */
-  static Outcome walCeiling(BenchDatabase db, Setup setup, OutboxTransport transport)
-      throws Exception {
-    db.resetSchema();
-    boolean messages = transport == OutboxTransport.MESSAGES;
-    String slot = walSlot(db);
-    try {
-      if (messages) {
-        MessagePreload.preload(db, setup.events(), setup.aggregates());
-      } else {
-        db.preload(setup.events(), setup.aggregates());
-      }
-      long start = System.nanoTime();
-      long inserts =
-          db.queryLong(
-              "SELECT count(*) FROM pg_logical_slot_get_binary_changes('"
-                  + slot
-                  + "', NULL, NULL, 'proto_version', '1', 'publication_names', '"
-                  + slot
-                  + "'"
-                  + (messages ? ", 'messages', 'true'" : "")
-                  + ") WHERE get_byte(data, 0) = "
-                  + (messages ? 77 : 73));
-      double seconds = (System.nanoTime() - start) / 1e9;
-      return new Outcome(inserts, seconds, null, db.pending());
-    } finally {
-      dropWalSlot(db, slot);
-    }
-  }
-
-  /** A fresh publication on the bench schema's outbox and a fresh pgoutput slot; their name. */
-  static String walSlot(BenchDatabase db) throws Exception {
-    String slot = "pgoutbox_bench_" + db.schema();
-    if (slot.length() > 63) {
-      slot = slot.substring(0, 63);
-    }
-    dropWalSlot(db, slot);
-    db.execute(
-        "CREATE PUBLICATION "
-            + slot
-            + " FOR TABLE "
-            + db.schema()
-            + ".outbox_events WITH (publish = 'insert')");
-    db.execute("SELECT pg_create_logical_replication_slot('" + slot + "', 'pgoutput')");
-    return slot;
-  }
-
-  /**
-   * Drops the slot and the publication of {@link #walSlot}. A relay that just stopped may leave its
-   * WAL sender running for a moment: the slot cannot be dropped while it is active, so this waits
-   * (at most 10 s) for it to be released.
-   */
-  static void dropWalSlot(BenchDatabase db, String slot) throws Exception {
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-    while (db.queryLong(
-                "SELECT count(*) FROM pg_replication_slots WHERE active AND slot_name = '"
-                    + slot
-                    + "'")
-            > 0
-        && System.nanoTime() < deadline) {
-      Thread.sleep(20);
-    }
-    db.execute(
-        "SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE slot_name = '"
-            + slot
-            + "'");
-    db.execute("DROP PUBLICATION IF EXISTS " + slot);
   }
 
   /**

@@ -158,7 +158,7 @@ final class LatencyCommand implements Callable<Integer> {
       }
       transport.prepare(db);
       long tableBytesBefore = db.queryLong("SELECT pg_total_relation_size('outbox_events')");
-      @Nullable String slot = wal ? Drains.walSlot(db) : null;
+      @Nullable String slot = wal ? WalDrains.walSlot(db) : null;
       Outbox outbox = Outbox.builder().schema(db.schema()).transport(transport.value()).build();
       Map<UUID, Long> committedAt = new ConcurrentHashMap<>();
       Map<UUID, Long> publishedAt = new ConcurrentHashMap<>();
@@ -292,7 +292,7 @@ final class LatencyCommand implements Callable<Integer> {
         }
         executors.forEach(ExecutorService::shutdownNow);
         if (slot != null) {
-          Drains.dropWalSlot(db, slot);
+          WalDrains.dropWalSlot(db, slot);
         }
       }
 

@@ -15,7 +15,8 @@ import org.postgresql.replication.PGReplicationStream;
  * Streams a slot through {@code pgoutput} as the WAL relay's reader does, and does nothing else:
  * each message is only counted and its position acknowledged at once (no publish, no completion).
  * Beside the writers it shows what the server's logical decoding and WAL sender alone cost them, to
- * tell that cost from the WAL relay's own work.
+ * tell that cost from the WAL relay's own work; over a preloaded slot ({@code bench drain --source
+ * wal}) it times the fastest any reader of the replication protocol can drain it.
  */
 final class SlotDrain {
 
@@ -23,21 +24,33 @@ final class SlotDrain {
   private final PGReplicationStream stream;
   private final Thread reader;
   private final AtomicLong inserts = new AtomicLong();
+  private final byte counted;
   private volatile boolean running = true;
   private volatile @Nullable Exception failure;
 
-  private SlotDrain(DataSource dataSource, String slot, String publication) throws Exception {
+  private SlotDrain(DataSource dataSource, String slot, String publication, boolean messages)
+      throws Exception {
     ListenConnectionFactory connections =
         Objects.requireNonNull(
             ReplicationConnections.derive(dataSource), "no JDBC URL behind the bench's pool");
+    this.counted = (byte) (messages ? 'M' : 'I');
     this.connection = connections.open();
-    this.stream = ReplicationConnections.startPgOutput(connection, slot, publication);
+    this.stream = ReplicationConnections.startPgOutput(connection, slot, publication, messages);
     this.reader = Thread.ofPlatform().name("bench-slot-drain").start(this::read);
   }
 
   /** Starts streaming {@code slot} (and {@code publication}) on a thread of its own. */
   static SlotDrain start(DataSource dataSource, String slot, String publication) throws Exception {
-    return new SlotDrain(dataSource, slot, publication);
+    return new SlotDrain(dataSource, slot, publication, false);
+  }
+
+  /**
+   * {@link #start}, counting logical decoding messages (the message transport's events) instead of
+   * inserts when {@code messages}.
+   */
+  static SlotDrain start(DataSource dataSource, String slot, String publication, boolean messages)
+      throws Exception {
+    return new SlotDrain(dataSource, slot, publication, messages);
   }
 
   private void read() {
@@ -48,7 +61,7 @@ final class SlotDrain {
         if (message == null) {
           continue;
         }
-        if (message.hasRemaining() && message.get(message.position()) == 'I') {
+        if (message.hasRemaining() && message.get(message.position()) == counted) {
           inserts.incrementAndGet();
         }
         stream.setFlushedLSN(stream.getLastReceiveLSN());
@@ -66,7 +79,10 @@ final class SlotDrain {
     }
   }
 
-  /** Inserts into the published table the slot streamed so far. */
+  /**
+   * Inserts into the published table the slot streamed so far (messages, for a drain that counts
+   * messages).
+   */
   long inserts() {
     return inserts.get();
   }

@@ -239,7 +239,9 @@ class BenchSmokeIT {
           "wal_reordered",
           "wal_duplicates",
           "wal_remaining",
-          "transport");
+          "transport",
+          "wal_stream_events_per_s",
+          "ratio_wal_to_wal_stream");
 
   /** The WAL relay's scenarios, on a server with {@code wal_level=logical}. */
   static Stream<Arguments> walScenarios() {

@@ -39,7 +39,9 @@ final class DrainCommand implements Callable<Integer> {
       description =
           "table: drain with OutboxRelay; wal: drain with OutboxRelay and, on identical data, with"
               + " WalRelay from a logical replication slot (wal_events_per_s,"
-              + " ratio_wal_to_drain; the same data streamed by a reader that only counts:"
+              + " ratio_wal_to_drain, the outbox table's size before and after it:"
+              + " wal_outbox_table_bytes_before, wal_outbox_table_bytes_after; the same data"
+              + " streamed by a reader that only counts:"
               + " wal_stream_events_per_s, ratio_wal_to_wal_stream; and, unless --no-ceiling, the"
               + " decoding of the same data alone as bench ceiling --source wal does:"
               + " wal_ceiling_events_per_s, ratio_wal_to_wal_ceiling; needs wal_level=logical:"
@@ -328,6 +330,9 @@ final class DrainCommand implements Callable<Integer> {
         check.into(result, "wal_");
       }
       result.put("wal_remaining", wal.remaining());
+      // With the message transport the table holds only failures: its size should not move.
+      result.put("wal_outbox_table_bytes_before", wal.tableBytesBefore());
+      result.put("wal_outbox_table_bytes_after", wal.tableBytesAfter());
       result.put("transport", transport.label());
       Drains.Outcome walStream = outcomes.get("wal_stream");
       if (walStream != null) {

@@ -69,8 +69,23 @@ final class Drains {
    * @param events events published (or marked, for the SQL-only loops)
    * @param check the delivery check, or null where nothing was delivered (the SQL-only loops)
    * @param remaining rows still pending in the table once the drain was over
+   * @param tableBytesBefore the outbox table's size with its indexes once preloaded, -1 if not
+   *     measured
+   * @param tableBytesAfter the same once the drain was over
    */
-  record Outcome(long events, double seconds, Deliveries.@Nullable Check check, long remaining) {
+  record Outcome(
+      long events,
+      double seconds,
+      Deliveries.@Nullable Check check,
+      long remaining,
+      long tableBytesBefore,
+      long tableBytesAfter) {
+
+    /** An outcome that did not measure the outbox table's size. */
+    Outcome(long events, double seconds, Deliveries.@Nullable Check check, long remaining) {
+      this(events, seconds, check, remaining, -1, -1);
+    }
+
     double eventsPerSecond() {
       return events / seconds;
     }

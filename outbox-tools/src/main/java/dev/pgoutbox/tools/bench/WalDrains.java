@@ -83,6 +83,7 @@ final class WalDrains {
             .listener(counter)
             .build();
     try {
+      long tableBytesBefore = tableBytes(db);
       long start = System.nanoTime();
       relay.start();
       if (!done.await(30, TimeUnit.MINUTES)) {
@@ -95,7 +96,13 @@ final class WalDrains {
         Thread.sleep(50);
       }
       relay.close();
-      return new Drains.Outcome(committed.get(), seconds, deliveries.check(written), db.pending());
+      return new Drains.Outcome(
+          committed.get(),
+          seconds,
+          deliveries.check(written),
+          db.pending(),
+          tableBytesBefore,
+          tableBytes(db));
     } finally {
       relay.close();
       executor.shutdownNow();
@@ -227,5 +234,10 @@ final class WalDrains {
     } finally {
       dropWalSlot(db, slot);
     }
+  }
+
+  /** The outbox table's size with its indexes and TOAST. */
+  private static long tableBytes(BenchDatabase db) throws Exception {
+    return db.queryLong("SELECT pg_total_relation_size('outbox_events')");
   }
 }

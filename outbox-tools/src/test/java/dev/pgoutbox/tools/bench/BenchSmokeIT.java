@@ -241,7 +241,9 @@ class BenchSmokeIT {
           "wal_remaining",
           "transport",
           "wal_stream_events_per_s",
-          "ratio_wal_to_wal_stream");
+          "ratio_wal_to_wal_stream",
+          "wal_outbox_table_bytes_before",
+          "wal_outbox_table_bytes_after");
 
   /** The WAL relay's scenarios, on a server with {@code wal_level=logical}. */
   static Stream<Arguments> walScenarios() {

@@ -42,16 +42,9 @@ final class WalDrains {
       Drains.PublisherFactory publishers,
       OutboxTransport transport)
       throws Exception {
-    db.resetSchema();
-    boolean messages = transport == OutboxTransport.MESSAGES;
-    if (messages) {
-      TransportOption.grantMessages(db);
-    }
-    String slot = walSlot(db);
-    Map<String, Integer> written =
-        messages
-            ? MessagePreload.preload(db, setup.events(), setup.aggregates())
-            : db.preload(setup.events(), setup.aggregates());
+    Preloaded preloaded = preloadBehindSlot(db, setup, transport);
+    String slot = preloaded.slot();
+    Map<String, Integer> written = preloaded.written();
     Deliveries deliveries = new Deliveries();
     AtomicLong committed = new AtomicLong();
     CountDownLatch done = new CountDownLatch(1);
@@ -127,15 +120,9 @@ final class WalDrains {
    */
   static Drains.Outcome walCeiling(BenchDatabase db, Drains.Setup setup, OutboxTransport transport)
       throws Exception {
-    db.resetSchema();
     boolean messages = transport == OutboxTransport.MESSAGES;
-    String slot = walSlot(db);
+    String slot = preloadBehindSlot(db, setup, transport).slot();
     try {
-      if (messages) {
-        MessagePreload.preload(db, setup.events(), setup.aggregates());
-      } else {
-        db.preload(setup.events(), setup.aggregates());
-      }
       long start = System.nanoTime();
       long inserts =
           db.queryLong(
@@ -203,18 +190,9 @@ final class WalDrains {
    */
   static Drains.Outcome walStream(BenchDatabase db, Drains.Setup setup, OutboxTransport transport)
       throws Exception {
-    db.resetSchema();
+    String slot = preloadBehindSlot(db, setup, transport).slot();
     boolean messages = transport == OutboxTransport.MESSAGES;
-    if (messages) {
-      TransportOption.grantMessages(db);
-    }
-    String slot = walSlot(db);
     try {
-      if (messages) {
-        MessagePreload.preload(db, setup.events(), setup.aggregates());
-      } else {
-        db.preload(setup.events(), setup.aggregates());
-      }
       HikariDataSource pool = db.pool(1);
       long start = System.nanoTime();
       SlotDrain drain = SlotDrain.start(pool, slot, slot, messages);
@@ -239,5 +217,27 @@ final class WalDrains {
   /** The outbox table's size with its indexes and TOAST. */
   private static long tableBytes(BenchDatabase db) throws Exception {
     return db.queryLong("SELECT pg_total_relation_size('outbox_events')");
+  }
+
+  /** A fresh slot and the data preloaded behind it. */
+  private record Preloaded(String slot, Map<String, Integer> written) {}
+
+  /**
+   * Resets the bench schema, creates a fresh publication and slot ({@link #walSlot}), then preloads
+   * the events of {@code transport} behind it, so that each is decoded from the slot.
+   */
+  private static Preloaded preloadBehindSlot(
+      BenchDatabase db, Drains.Setup setup, OutboxTransport transport) throws Exception {
+    db.resetSchema();
+    boolean messages = transport == OutboxTransport.MESSAGES;
+    if (messages) {
+      TransportOption.grantMessages(db);
+    }
+    String slot = walSlot(db);
+    Map<String, Integer> written =
+        messages
+            ? MessagePreload.preload(db, setup.events(), setup.aggregates())
+            : db.preload(setup.events(), setup.aggregates());
+    return new Preloaded(slot, written);
   }
 }

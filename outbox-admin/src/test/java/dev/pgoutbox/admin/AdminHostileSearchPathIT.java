@@ -9,11 +9,14 @@ import dev.pgoutbox.testing.TestSchema;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
+import java.sql.Connection;
+import java.sql.Statement;
 import java.time.Duration;
 import java.util.List;
 import java.util.UUID;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
@@ -65,10 +68,28 @@ class AdminHostileSearchPathIT {
     }
   }
 
+  @BeforeEach
+  void emptyTables() {
+    db.execute("TRUNCATE outbox_events, " + shadow + ".hits");
+  }
+
   private static List<String> hits() {
     return db.dsl()
         .resultQuery("select sig || ' in: ' || query from " + shadow + ".hits")
         .fetch(0, String.class);
+  }
+
+  @Test
+  void theShadowsRunInSessionsWithTheHostilePath() throws Exception {
+    // The control: a host's own unqualified call on a varchar is taken over, so a clean run
+    // below means the admin's SQL resolved nothing through the path.
+    try (Connection connection = hostilePathPool.getConnection();
+        Statement statement = connection.createStatement()) {
+      statement.execute("select md5(cast('x' as varchar)), cast('a' as varchar) = 'b'");
+    }
+    assertThat(hits())
+        .anyMatch(hit -> hit.startsWith("md5(character varying)"))
+        .anyMatch(hit -> hit.startsWith("=(character varying, character varying)"));
   }
 
   @Test

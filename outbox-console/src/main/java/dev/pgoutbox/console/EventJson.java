@@ -5,7 +5,7 @@ import static dev.pgoutbox.console.ConsoleAnswers.JSON;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import dev.pgoutbox.relay.StoredEvent;
+import dev.pgoutbox.admin.StoredEvent;
 import java.time.Instant;
 import org.jspecify.annotations.Nullable;
 

@@ -10,13 +10,13 @@ import static java.util.Objects.requireNonNull;
 
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.pgoutbox.admin.DeadLetterQuery;
+import dev.pgoutbox.admin.OutboxAdmin;
+import dev.pgoutbox.admin.OutboxStatus;
+import dev.pgoutbox.admin.RelayInstance;
+import dev.pgoutbox.admin.StoredEvent;
 import dev.pgoutbox.core.OutboxException;
-import dev.pgoutbox.relay.DeadLetterQuery;
-import dev.pgoutbox.relay.OutboxAdmin;
 import dev.pgoutbox.relay.OutboxStats;
-import dev.pgoutbox.relay.OutboxStatus;
-import dev.pgoutbox.relay.RelayInstance;
-import dev.pgoutbox.relay.StoredEvent;
 import dev.pgoutbox.relay.WalSlotStats;
 import java.time.Clock;
 import java.time.Duration;

@@ -4,7 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import dev.pgoutbox.relay.OutboxAdmin;
+import dev.pgoutbox.admin.OutboxAdmin;
 import dev.pgoutbox.testing.TestSchema;
 import java.nio.charset.StandardCharsets;
 import java.util.HashMap;

@@ -14,8 +14,9 @@ import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 
 /**
- * The module layout keeps its promises: the BOM lists every published module, and the integration
- * modules use the relay's public API only, never its {@code internal} package.
+ * The module layout keeps its promises: the BOM lists every published module, the integration
+ * modules use the relay's public API only, never its {@code internal} package, and the relays know
+ * nothing of the operator API (pgoutbox-admin depends on the relay, never the other way).
  */
 class ModuleBoundariesTest {
 
@@ -77,6 +78,26 @@ class ModuleBoundariesTest {
       }
     }
     assertThat(offenders).as("sources naming dev.pgoutbox.relay.internal").isEmpty();
+  }
+
+  @Test
+  void theRelaysDoNotDependOnTheAdmin() throws IOException {
+    Path root = repositoryRoot();
+    List<String> offenders = new ArrayList<>();
+    for (String module : List.of("outbox-relay", "outbox-wal")) {
+      try (Stream<Path> sources = Files.walk(root.resolve(module).resolve("src/main/java"))) {
+        for (Path source : sources.filter(p -> p.toString().endsWith(".java")).toList()) {
+          if (Files.readString(source).contains("dev.pgoutbox.admin")) {
+            offenders.add(root.relativize(source).toString());
+          }
+        }
+      }
+      if (Files.readString(root.resolve(module).resolve("pom.xml"))
+          .matches("(?s).*<artifactId>pgoutbox-admin</artifactId>\\s*</dependency>.*")) {
+        offenders.add(module + "/pom.xml");
+      }
+    }
+    assertThat(offenders).as("relay sources and poms naming dev.pgoutbox.admin").isEmpty();
   }
 
   private static Path repositoryRoot() {

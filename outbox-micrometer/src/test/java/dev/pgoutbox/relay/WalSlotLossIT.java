@@ -4,6 +4,7 @@ import static dev.pgoutbox.relay.WalTestSupport.pending;
 import static dev.pgoutbox.relay.WalTestSupport.write;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.pgoutbox.admin.OutboxAdmin;
 import dev.pgoutbox.relay.micrometer.MicrometerRelayMetrics;
 import dev.pgoutbox.relay.testing.RecordingPublisher;
 import dev.pgoutbox.relay.testing.TestWalRelays;

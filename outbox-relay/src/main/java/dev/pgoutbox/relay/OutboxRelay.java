@@ -12,6 +12,7 @@ import dev.pgoutbox.relay.internal.RelayLog;
 import dev.pgoutbox.relay.internal.RelayLoop;
 import dev.pgoutbox.relay.internal.SafeListener;
 import dev.pgoutbox.relay.internal.Sql;
+import dev.pgoutbox.relay.internal.StatsReader;
 import dev.pgoutbox.relay.internal.Tracings;
 import java.sql.Connection;
 import java.sql.SQLException;
@@ -80,7 +81,7 @@ public final class OutboxRelay implements AutoCloseable {
   private final @Nullable ScheduledExecutorService hostExecutor;
   private final RelayLog log;
   private final BatchRunner runner;
-  private final OutboxAdmin admin;
+  private final StatsReader stats;
   private final FleetRegistry fleet;
 
   private State state = State.NEW;
@@ -119,7 +120,7 @@ public final class OutboxRelay implements AutoCloseable {
             config,
             listener,
             log);
-    this.admin = OutboxAdmin.builder().dataSource(dataSource).schema(schema).build();
+    this.stats = StatsReader.on(dataSource, schema);
     this.fleet =
         new FleetRegistry(
             dataSource,
@@ -367,13 +368,13 @@ public final class OutboxRelay implements AutoCloseable {
 
   private void refreshStats() {
     try {
-      OutboxStats stats = admin.stats();
-      listener.onStats(stats);
-      if (stats.oldestTransactionAge().compareTo(VACUUM_WARNING_AGE) > 0) {
+      OutboxStats read = stats.stats();
+      listener.onStats(read);
+      if (read.oldestTransactionAge().compareTo(VACUUM_WARNING_AGE) > 0) {
         log.warn(
             "A transaction has been open for {} in this database; it holds back vacuum of"
                 + " outbox_events, whose dead rows then slow every claim",
-            stats.oldestTransactionAge());
+            read.oldestTransactionAge());
       }
     } catch (RuntimeException e) {
       log.debug("Stats refresh failed: {}", e.toString());

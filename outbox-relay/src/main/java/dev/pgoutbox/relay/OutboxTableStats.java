@@ -20,7 +20,7 @@ import org.jspecify.annotations.Nullable;
  * @param pendingIndexBytes size of the two indexes of pending rows the claim reads ({@code
  *     outbox_events_pending_idx}, {@code outbox_events_pending_aggregate_idx}): a few pages while
  *     the relay keeps up; a window in which vacuum is held back grows them, and they keep that size
- *     until rebuilt ({@link OutboxAdmin#rebuildPendingIndexes()})
+ *     until rebuilt ({@code OutboxAdmin.rebuildPendingIndexes()}, pgoutbox-admin)
  */
 public record OutboxTableStats(
     long liveTuples,

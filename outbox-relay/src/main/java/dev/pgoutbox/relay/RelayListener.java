@@ -55,8 +55,8 @@ public interface RelayListener {
 
   /**
    * The relay refreshed its row in the relay registry ({@code outbox_relays}), every 5 s while it
-   * runs and reaches the database. Other relays and {@link OutboxAdmin#relays()} count it alive
-   * until 30 s after the last one.
+   * runs and reaches the database. Other relays and {@code OutboxAdmin.relays()} (pgoutbox-admin)
+   * count it alive until 30 s after the last one.
    */
   default void onHeartbeat() {}
 

@@ -3,6 +3,7 @@ package dev.pgoutbox.relay;
 import static dev.pgoutbox.db.jooq.Tables.OUTBOX_EVENTS;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.pgoutbox.relay.testing.DeadRows;
 import dev.pgoutbox.relay.testing.EventRows;
 import dev.pgoutbox.relay.testing.RecordingPublisher;
 import dev.pgoutbox.testing.DeliveryChecker;
@@ -97,51 +98,6 @@ class BackoffAndDeadLettersIT {
   }
 
   @Test
-  void everyFailedAttemptIsKeptWithItsReasonAndTimeTheLastTenOnly() throws Exception {
-    java.util.concurrent.atomic.AtomicInteger calls =
-        new java.util.concurrent.atomic.AtomicInteger();
-    RecordingPublisher publisher =
-        new RecordingPublisher()
-            .decide(
-                m ->
-                    calls.incrementAndGet() == 12
-                        ? PublishResult.permanent("refused for good")
-                        : PublishResult.retryable("broker said no, try " + calls.get()));
-    OutboxRelay relay = relay(publisher, RelayConfig.builder().maxAttempts(20).build());
-    OutboxAdmin admin =
-        OutboxAdmin.builder().dataSource(db.dataSource()).schema(db.schema()).build();
-    UUID id = EventRows.insert(db.dsl(), "a", 1);
-    assertThat(admin.event(id, false).orElseThrow().failures()).as("never failed").isEmpty();
-
-    for (int attempt = 1; attempt <= 12; attempt++) {
-      assertThat(relay.runOnce()).isEqualTo(1);
-      makeDue(id);
-    }
-
-    StoredEvent event = admin.event(id, false).orElseThrow();
-    assertThat(event.state()).isEqualTo("dead");
-    assertThat(event.failures())
-        .as("the newest ten of twelve, oldest first")
-        .extracting(StoredEvent.FailedAttempt::attempt)
-        .containsExactly(3, 4, 5, 6, 7, 8, 9, 10, 11, 12);
-    assertThat(event.failures().get(0).error()).isEqualTo("broker said no, try 3");
-    assertThat(event.failures().get(9).error()).isEqualTo("refused for good");
-    assertThat(event.failures())
-        .extracting(StoredEvent.FailedAttempt::dead)
-        .containsExactly(false, false, false, false, false, false, false, false, false, true);
-    assertThat(event.failures().get(9).at())
-        .isBetween(event.deadAt().minusSeconds(1), event.deadAt().plusSeconds(1));
-    assertThat(event.failures())
-        .extracting(StoredEvent.FailedAttempt::at)
-        .isSortedAccordingTo(java.util.Comparator.naturalOrder());
-
-    assertThat(admin.retry(id)).isTrue();
-    StoredEvent retried = admin.event(id, false).orElseThrow();
-    assertThat(retried.attempts()).as("a retry resets attempts").isZero();
-    assertThat(retried.failures()).as("and keeps the history").hasSize(10);
-  }
-
-  @Test
   void deadLettersAfterMaxAttempts() throws Exception {
     RecordingPublisher publisher =
         new RecordingPublisher().decide(m -> PublishResult.retryable("timeout"));
@@ -161,12 +117,7 @@ class BackoffAndDeadLettersIT {
         .extracting(RelayListener.EventFailure::dead)
         .containsExactly(false, false, true);
     assertThat(relay.runOnce()).as("a dead event is not claimed again").isZero();
-    List<DeadLetter> dead =
-        OutboxAdmin.builder()
-            .dataSource(db.dataSource())
-            .schema(db.schema())
-            .build()
-            .deadLetters(10, 0);
+    List<DeadRows.Dead> dead = DeadRows.list(db.dsl());
     assertThat(dead)
         .singleElement()
         .satisfies(
@@ -229,12 +180,10 @@ class BackoffAndDeadLettersIT {
         .as("events held back behind the poison event were never attempted")
         .isEqualTo(3);
 
-    OutboxAdmin admin =
-        OutboxAdmin.builder().dataSource(db.dataSource()).schema(db.schema()).build();
-    DeadLetter dead = admin.deadLetters(10, 0).get(0);
+    DeadRows.Dead dead = DeadRows.list(db.dsl()).get(0);
     assertThat(dead.aggregateId()).isEqualTo("poison");
     publisher.decide(m -> PublishResult.published());
-    assertThat(admin.retry(dead.id())).isTrue();
+    assertThat(DeadRows.retry(db.dsl(), dead.id())).isTrue();
     while (relay.runOnce() > 0) {
       // drain
     }
@@ -269,13 +218,7 @@ class BackoffAndDeadLettersIT {
     assertThat(publisher.delivered())
         .extracting(BackoffAndDeadLettersIT::seqOf)
         .containsExactly(1, 3, 4);
-    assertThat(
-            OutboxAdmin.builder()
-                .dataSource(db.dataSource())
-                .schema(db.schema())
-                .build()
-                .deadLetterCount())
-        .isEqualTo(1);
+    assertThat(DeadRows.list(db.dsl())).hasSize(1);
   }
 
   @Test

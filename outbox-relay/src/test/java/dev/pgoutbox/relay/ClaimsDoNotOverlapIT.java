@@ -4,6 +4,7 @@ import static dev.pgoutbox.db.jooq.Tables.OUTBOX_EVENTS;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.pgoutbox.db.OutboxSchema;
+import dev.pgoutbox.relay.testing.DeadRows;
 import dev.pgoutbox.relay.testing.EventRows;
 import dev.pgoutbox.relay.testing.RecordingPublisher;
 import dev.pgoutbox.testing.DeliveryChecker;
@@ -98,9 +99,7 @@ class ClaimsDoNotOverlapIT {
 
     CompletableFuture<Integer> runA = runOnceAsync(a);
     assertThat(heldA.awaitEntered(10)).isTrue();
-    assertThat(
-            OutboxAdmin.builder().dataSource(db.dataSource()).schema(db.schema()).build().retry(n1))
-        .isTrue();
+    assertThat(DeadRows.retry(db.dsl(), n1)).isTrue();
 
     int claimedByB = b.runOnce();
 
@@ -202,9 +201,7 @@ class ClaimsDoNotOverlapIT {
 
     CompletableFuture<Integer> runA = runOnceAsync(a);
     assertThat(heldA.awaitEntered(10)).isTrue();
-    assertThat(
-            OutboxAdmin.builder().dataSource(db.dataSource()).schema(db.schema()).build().retry(n1))
-        .isTrue();
+    assertThat(DeadRows.retry(db.dsl(), n1)).isTrue();
 
     int claimedByB = b.runOnce();
 

@@ -4,6 +4,7 @@ import static dev.pgoutbox.db.jooq.Tables.OUTBOX_EVENTS;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.pgoutbox.db.jooq.tables.records.OutboxEventsRecord;
+import dev.pgoutbox.relay.testing.DeadRows;
 import dev.pgoutbox.relay.testing.EventRows;
 import dev.pgoutbox.relay.testing.RecordingPublisher;
 import dev.pgoutbox.testing.TestSchema;
@@ -96,14 +97,8 @@ class FailuresCannotStallIT {
         .extracting(OutboxMessage::aggregateId)
         .containsExactly("good");
 
-    // The admin's retry makes the row usable again.
-    assertThat(
-            OutboxAdmin.builder()
-                .dataSource(db.dataSource())
-                .schema(db.schema())
-                .build()
-                .retry(huge))
-        .isTrue();
+    // The operator's retry makes the row usable again.
+    assertThat(DeadRows.retry(db.dsl(), huge)).isTrue();
     relay(publisher, RelayConfig.ofDefaults()).runOnce();
     assertThat(row(huge).getProcessedAt()).isNotNull();
   }

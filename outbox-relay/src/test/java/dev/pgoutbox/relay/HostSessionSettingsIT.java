@@ -7,6 +7,9 @@ import com.zaxxer.hikari.HikariDataSource;
 import dev.pgoutbox.core.Inbox;
 import dev.pgoutbox.core.Outbox;
 import dev.pgoutbox.core.OutboxEvent;
+import dev.pgoutbox.db.OutboxSchema;
+import dev.pgoutbox.relay.internal.StatsReader;
+import dev.pgoutbox.relay.testing.DeadRows;
 import dev.pgoutbox.relay.testing.RecordingPublisher;
 import dev.pgoutbox.testing.TestSchema;
 import java.sql.Connection;
@@ -17,6 +20,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.atomic.AtomicBoolean;
+import org.jooq.SQLDialect;
+import org.jooq.impl.DSL;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -118,12 +123,15 @@ class HostSessionSettingsIT {
         .as("the retry hint lands 30 s ahead in database time")
         .isBetween(25L, 31L);
     assertThat(publisher.published("b")).isTrue();
-    OutboxAdmin admin = OutboxAdmin.builder().dataSource(hostPool).schema(db.schema()).build();
-    OutboxStats stats = admin.stats();
+    OutboxStats stats = StatsReader.on(hostPool, db.schema()).stats();
     assertThat(stats.oldestPendingAge()).isBetween(Duration.ZERO, Duration.ofMinutes(1));
 
     refuseFirst.set(false);
-    assertThat(admin.retryAggregate("order", "a")).isEqualTo(1);
+    assertThat(
+            DeadRows.retry(
+                DSL.using(hostPool, SQLDialect.POSTGRES, OutboxSchema.jooqSettings(db.schema())),
+                firstOfA))
+        .isTrue();
     assertThat(relay.runOnce()).isPositive();
     assertThat(
             publisher.delivered().stream()

@@ -9,6 +9,7 @@ import com.zaxxer.hikari.HikariDataSource;
 import dev.pgoutbox.core.Inbox;
 import dev.pgoutbox.core.Outbox;
 import dev.pgoutbox.core.OutboxException;
+import dev.pgoutbox.relay.internal.StatsReader;
 import dev.pgoutbox.relay.testing.DatabaseErrors;
 import dev.pgoutbox.relay.testing.EventRows;
 import dev.pgoutbox.relay.testing.RecordingPublisher;
@@ -40,8 +41,8 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 /**
  * PgBouncer in transaction mode, as the docs promise it works (poll-only relay): every transaction
  * of a client may run on another server session, and two server sessions carry six clients.
- * Writers, a relay, the admin and the inbox all go through it; the migrations run on a direct
- * connection, as the docs say.
+ * Writers, a relay, its stats reader and the inbox all go through it; the migrations run on a
+ * direct connection, as the docs say.
  */
 class PgBouncerIT {
 
@@ -162,19 +163,19 @@ class PgBouncerIT {
   }
 
   @Test
-  void theAdminAndTheInboxWorkThroughTransactionPooling() throws Exception {
+  void theStatsReaderAndTheInboxWorkThroughTransactionPooling() throws Exception {
     for (int i = 1; i <= 20; i++) {
       EventRows.insert(db.dsl(), "a", i);
     }
-    OutboxAdmin admin = OutboxAdmin.builder().dataSource(pool).schema(db.schema()).build();
+    StatsReader stats = StatsReader.on(pool, db.schema());
     Inbox inbox = Inbox.builder().schema(db.schema()).build();
     DSLContext through = DSL.using(pool, SQLDialect.POSTGRES);
     UUID eventId = UUID.randomUUID();
     int ran = 0;
     // More calls than pgjdbc's prepare threshold (5), each a transaction of its own.
     for (int call = 0; call < 12; call++) {
-      assertThat(admin.pendingCount()).isEqualTo(20);
-      assertThat(admin.stats().pending()).isEqualTo(20);
+      assertThat(stats.pendingCount()).isEqualTo(20);
+      assertThat(stats.stats().pending()).isEqualTo(20);
       boolean first =
           through.transactionResult(tx -> inbox.handleOnce(tx.dsl(), "billing", eventId, () -> {}));
       ran += first ? 1 : 0;

@@ -2,6 +2,7 @@ package dev.pgoutbox.relay;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.pgoutbox.admin.OutboxAdmin;
 import dev.pgoutbox.core.Outbox;
 import dev.pgoutbox.relay.testing.EventRows;
 import dev.pgoutbox.relay.testing.RecordingPublisher;

@@ -3,6 +3,7 @@ package dev.pgoutbox.relay;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.pgoutbox.admin.OutboxAdmin;
 import dev.pgoutbox.core.OutboxException;
 import dev.pgoutbox.relay.testing.RecordingPublisher;
 import dev.pgoutbox.relay.testing.TestWalRelays;

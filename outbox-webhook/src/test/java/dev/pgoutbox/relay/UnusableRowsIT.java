@@ -4,6 +4,8 @@ import static dev.pgoutbox.db.jooq.Tables.OUTBOX_EVENTS;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.sun.net.httpserver.HttpServer;
+import dev.pgoutbox.admin.DeadLetter;
+import dev.pgoutbox.admin.OutboxAdmin;
 import dev.pgoutbox.core.consumer.WebhookEventIds;
 import dev.pgoutbox.core.consumer.WebhookHeaders;
 import dev.pgoutbox.relay.webhook.WebhookPublisher;

@@ -1,8 +1,8 @@
 package dev.pgoutbox.docs.snippets;
 
-import dev.pgoutbox.relay.DeadLetterQuery;
-import dev.pgoutbox.relay.EventSelector;
-import dev.pgoutbox.relay.OutboxAdmin;
+import dev.pgoutbox.admin.DeadLetterQuery;
+import dev.pgoutbox.admin.EventSelector;
+import dev.pgoutbox.admin.OutboxAdmin;
 import java.util.List;
 import java.util.UUID;
 import javax.sql.DataSource;

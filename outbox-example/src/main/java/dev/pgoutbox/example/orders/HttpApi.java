@@ -9,7 +9,7 @@ import com.fasterxml.jackson.databind.json.JsonMapper;
 import com.fasterxml.jackson.datatype.jsr310.JavaTimeModule;
 import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpServer;
-import dev.pgoutbox.relay.DeadLetter;
+import dev.pgoutbox.admin.DeadLetter;
 import dev.pgoutbox.relay.OutboxStats;
 import io.micrometer.core.instrument.Timer;
 import java.io.IOException;

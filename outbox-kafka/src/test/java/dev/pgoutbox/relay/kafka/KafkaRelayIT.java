@@ -2,11 +2,11 @@ package dev.pgoutbox.relay.kafka;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.pgoutbox.relay.DeadLetter;
 import dev.pgoutbox.relay.OutboxMessage;
 import dev.pgoutbox.relay.brokers.OrderChecker;
 import dev.pgoutbox.relay.brokers.RelayDrive;
 import dev.pgoutbox.relay.brokers.TestEvents;
+import dev.pgoutbox.relay.testing.DeadRows.Dead;
 import dev.pgoutbox.testing.EmbeddedKafka;
 import dev.pgoutbox.testing.Eventually;
 import dev.pgoutbox.testing.TestSchema;
@@ -85,8 +85,8 @@ class KafkaRelayIT {
     try (KafkaPublisher publisher = KafkaPublisher.builder(kafka.bootstrapServers()).build()) {
       drive.drain(publisher, 1, 10, Duration.ofMinutes(1));
     }
-    List<DeadLetter> dead = drive.deadLetters();
-    assertThat(dead).extracting(DeadLetter::id).containsExactly(huge.id());
+    List<Dead> dead = drive.deadLetters();
+    assertThat(dead).extracting(Dead::id).containsExactly(huge.id());
     assertThat(dead.get(0).lastError())
         .contains("RecordTooLargeException")
         .contains("Kafka topic large");

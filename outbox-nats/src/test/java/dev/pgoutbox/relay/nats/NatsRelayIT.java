@@ -4,11 +4,11 @@ import static dev.pgoutbox.relay.nats.NatsPublisherIT.URL;
 import static dev.pgoutbox.relay.nats.NatsPublisherIT.options;
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.pgoutbox.relay.DeadLetter;
 import dev.pgoutbox.relay.OutboxMessage;
 import dev.pgoutbox.relay.brokers.OrderChecker;
 import dev.pgoutbox.relay.brokers.RelayDrive;
 import dev.pgoutbox.relay.brokers.TestEvents;
+import dev.pgoutbox.relay.testing.DeadRows.Dead;
 import dev.pgoutbox.testing.Eventually;
 import dev.pgoutbox.testing.NatsServer;
 import dev.pgoutbox.testing.TestSchema;
@@ -112,8 +112,8 @@ class NatsRelayIT {
           NatsPublisher.builder(admin).routing(NatsRouting.byTypes(prefix)).build()) {
         drive.drain(publisher, 1, 10, Duration.ofMinutes(1));
       }
-      List<DeadLetter> dead = drive.deadLetters();
-      assertThat(dead).extracting(DeadLetter::id).containsExactly(big.id());
+      List<Dead> dead = drive.deadLetters();
+      assertThat(dead).extracting(Dead::id).containsExactly(big.id());
       assertThat(dead.get(0).lastError())
           .contains("message size exceeds maximum")
           .contains(prefix + ".big.big.step");

@@ -6,11 +6,11 @@ import static dev.pgoutbox.relay.rabbitmq.RabbitMqPublisherIT.factory;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.rabbitmq.client.BuiltinExchangeType;
-import dev.pgoutbox.relay.DeadLetter;
 import dev.pgoutbox.relay.OutboxMessage;
 import dev.pgoutbox.relay.brokers.OrderChecker;
 import dev.pgoutbox.relay.brokers.RelayDrive;
 import dev.pgoutbox.relay.brokers.TestEvents;
+import dev.pgoutbox.relay.testing.DeadRows.Dead;
 import dev.pgoutbox.testing.Eventually;
 import dev.pgoutbox.testing.TcpProxy;
 import dev.pgoutbox.testing.TestSchema;
@@ -93,8 +93,8 @@ class RabbitMqRelayIT {
         RabbitMqPublisher.builder(factory(PORT), RabbitMqRouting.byEventType(exchange)).build()) {
       drive.drain(publisher, 1, 10, Duration.ofMinutes(1));
     }
-    List<DeadLetter> dead = drive.deadLetters();
-    assertThat(dead).extracting(DeadLetter::id).containsExactly(unroutable.id());
+    List<Dead> dead = drive.deadLetters();
+    assertThat(dead).extracting(Dead::id).containsExactly(unroutable.id());
     assertThat(dead.get(0).lastError())
         .contains("unroutable")
         .contains("nobody.step")

@@ -4,12 +4,11 @@ import static dev.pgoutbox.db.jooq.Tables.OUTBOX_EVENTS;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.pgoutbox.db.OutboxSchema;
-import dev.pgoutbox.relay.DeadLetter;
-import dev.pgoutbox.relay.OutboxAdmin;
 import dev.pgoutbox.relay.OutboxMessage;
 import dev.pgoutbox.relay.OutboxRelay;
 import dev.pgoutbox.relay.Publisher;
 import dev.pgoutbox.relay.RelayConfig;
+import dev.pgoutbox.relay.testing.DeadRows;
 import dev.pgoutbox.testing.Eventually;
 import dev.pgoutbox.testing.TestSchema;
 import io.github.resilience4j.core.IntervalFunction;
@@ -182,12 +181,8 @@ public final class RelayDrive {
   }
 
   /** The dead letters, oldest first. */
-  public List<DeadLetter> deadLetters() {
-    return OutboxAdmin.builder()
-        .dataSource(db.dataSource())
-        .schema(db.schema())
-        .build()
-        .deadLetters(100, 0);
+  public List<DeadRows.Dead> deadLetters() {
+    return DeadRows.list(dsl());
   }
 
   /** Asserts that everything but {@code dead} was published. */

@@ -2,8 +2,8 @@ package dev.pgoutbox.spring.boot;
 
 import static java.util.Objects.requireNonNull;
 
-import dev.pgoutbox.relay.DeadLetter;
-import dev.pgoutbox.relay.OutboxAdmin;
+import dev.pgoutbox.admin.DeadLetter;
+import dev.pgoutbox.admin.OutboxAdmin;
 import dev.pgoutbox.relay.OutboxRelay;
 import dev.pgoutbox.relay.OutboxStats;
 import java.security.Principal;

@@ -2,7 +2,7 @@ package dev.pgoutbox.spring.boot;
 
 import static java.util.Objects.requireNonNull;
 
-import dev.pgoutbox.relay.OutboxAdmin;
+import dev.pgoutbox.admin.OutboxAdmin;
 import dev.pgoutbox.relay.OutboxStats;
 import org.jspecify.annotations.Nullable;
 import org.springframework.boot.health.contributor.AbstractHealthIndicator;

@@ -1,8 +1,8 @@
 package dev.pgoutbox.spring.boot;
 
+import dev.pgoutbox.admin.OutboxAdmin;
 import dev.pgoutbox.core.Outbox;
 import dev.pgoutbox.db.OutboxSchema;
-import dev.pgoutbox.relay.OutboxAdmin;
 import dev.pgoutbox.relay.OutboxRelay;
 import dev.pgoutbox.relay.PublishTracing;
 import dev.pgoutbox.relay.Publisher;

@@ -1,7 +1,7 @@
 package dev.pgoutbox.spring.boot;
 
+import dev.pgoutbox.admin.OutboxAdmin;
 import dev.pgoutbox.console.OutboxConsole;
-import dev.pgoutbox.relay.OutboxAdmin;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.boot.autoconfigure.AutoConfiguration;

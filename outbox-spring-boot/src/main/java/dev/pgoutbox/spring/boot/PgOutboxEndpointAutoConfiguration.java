@@ -1,6 +1,6 @@
 package dev.pgoutbox.spring.boot;
 
-import dev.pgoutbox.relay.OutboxAdmin;
+import dev.pgoutbox.admin.OutboxAdmin;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.actuate.autoconfigure.endpoint.condition.ConditionalOnAvailableEndpoint;
 import org.springframework.boot.autoconfigure.AutoConfiguration;

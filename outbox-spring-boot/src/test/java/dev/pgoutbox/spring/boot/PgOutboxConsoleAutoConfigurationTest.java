@@ -2,8 +2,8 @@ package dev.pgoutbox.spring.boot;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.pgoutbox.admin.OutboxAdmin;
 import dev.pgoutbox.console.OutboxConsole;
-import dev.pgoutbox.relay.OutboxAdmin;
 import org.junit.jupiter.api.Test;
 import org.postgresql.ds.PGSimpleDataSource;
 import org.springframework.boot.autoconfigure.AutoConfigurations;

@@ -12,7 +12,7 @@ import picocli.CommandLine.Spec;
 /**
  * {@code admin}: look at an outbox and act on it from a terminal or a script. Each verb connects
  * with {@code --jdbc-url} (or {@code PGOUTBOX_JDBC_URL}), reads or writes through {@link
- * dev.pgoutbox.relay.OutboxAdmin}, and prints text or, with {@code --json}, one JSON document.
+ * dev.pgoutbox.admin.OutboxAdmin}, and prints text or, with {@code --json}, one JSON document.
  */
 @Command(
     name = "admin",

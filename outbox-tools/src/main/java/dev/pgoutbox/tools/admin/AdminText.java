@@ -1,6 +1,6 @@
 package dev.pgoutbox.tools.admin;
 
-import dev.pgoutbox.relay.StoredEvent;
+import dev.pgoutbox.admin.StoredEvent;
 import java.io.PrintWriter;
 import java.time.Duration;
 import java.util.List;

@@ -2,8 +2,8 @@ package dev.pgoutbox.tools.admin;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.pgoutbox.admin.OutboxAdmin;
 import dev.pgoutbox.db.OutboxSchema;
-import dev.pgoutbox.relay.OutboxAdmin;
 import dev.pgoutbox.testing.Secrets;
 import java.io.PrintWriter;
 import java.sql.SQLException;

@@ -1,9 +1,9 @@
 package dev.pgoutbox.tools.admin;
 
 import com.fasterxml.jackson.databind.node.ArrayNode;
-import dev.pgoutbox.relay.DeadLetterQuery;
-import dev.pgoutbox.relay.OutboxAdmin;
-import dev.pgoutbox.relay.StoredEvent;
+import dev.pgoutbox.admin.DeadLetterQuery;
+import dev.pgoutbox.admin.OutboxAdmin;
+import dev.pgoutbox.admin.StoredEvent;
 import java.io.PrintWriter;
 import java.time.Clock;
 import java.time.Duration;

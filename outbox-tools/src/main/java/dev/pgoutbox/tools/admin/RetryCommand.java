@@ -1,8 +1,8 @@
 package dev.pgoutbox.tools.admin;
 
-import dev.pgoutbox.relay.EventSelector;
-import dev.pgoutbox.relay.OutboxAdmin;
-import dev.pgoutbox.relay.StoredEvent;
+import dev.pgoutbox.admin.EventSelector;
+import dev.pgoutbox.admin.OutboxAdmin;
+import dev.pgoutbox.admin.StoredEvent;
 import java.util.List;
 import java.util.UUID;
 import picocli.CommandLine.Command;

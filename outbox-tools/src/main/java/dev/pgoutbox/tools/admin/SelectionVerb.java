@@ -2,9 +2,9 @@ package dev.pgoutbox.tools.admin;
 
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import dev.pgoutbox.relay.EventSelector;
-import dev.pgoutbox.relay.OutboxAdmin;
-import dev.pgoutbox.relay.StoredEvent;
+import dev.pgoutbox.admin.EventSelector;
+import dev.pgoutbox.admin.OutboxAdmin;
+import dev.pgoutbox.admin.StoredEvent;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.io.UncheckedIOException;

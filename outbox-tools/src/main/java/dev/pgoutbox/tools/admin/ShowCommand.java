@@ -1,7 +1,7 @@
 package dev.pgoutbox.tools.admin;
 
-import dev.pgoutbox.relay.OutboxAdmin;
-import dev.pgoutbox.relay.StoredEvent;
+import dev.pgoutbox.admin.OutboxAdmin;
+import dev.pgoutbox.admin.StoredEvent;
 import java.io.PrintWriter;
 import java.util.Optional;
 import java.util.UUID;

@@ -2,12 +2,12 @@ package dev.pgoutbox.tools.admin;
 
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import dev.pgoutbox.relay.OutboxAdmin;
+import dev.pgoutbox.admin.OutboxAdmin;
+import dev.pgoutbox.admin.OutboxStatus;
+import dev.pgoutbox.admin.RelayInstance;
+import dev.pgoutbox.admin.StoredEvent;
 import dev.pgoutbox.relay.OutboxStats;
-import dev.pgoutbox.relay.OutboxStatus;
 import dev.pgoutbox.relay.OutboxTableStats;
-import dev.pgoutbox.relay.RelayInstance;
-import dev.pgoutbox.relay.StoredEvent;
 import dev.pgoutbox.relay.WalSlotStats;
 import java.io.PrintWriter;
 import java.time.Duration;

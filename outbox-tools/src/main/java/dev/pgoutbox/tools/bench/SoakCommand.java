@@ -1,7 +1,7 @@
 package dev.pgoutbox.tools.bench;
 
+import dev.pgoutbox.admin.OutboxAdmin;
 import dev.pgoutbox.core.Outbox;
-import dev.pgoutbox.relay.OutboxAdmin;
 import dev.pgoutbox.relay.OutboxRelay;
 import dev.pgoutbox.relay.OutboxTableStats;
 import dev.pgoutbox.relay.Publisher;

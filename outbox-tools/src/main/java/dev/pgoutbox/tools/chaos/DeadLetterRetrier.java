@@ -2,8 +2,8 @@ package dev.pgoutbox.tools.chaos;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import dev.pgoutbox.relay.DeadLetter;
-import dev.pgoutbox.relay.OutboxAdmin;
+import dev.pgoutbox.admin.DeadLetter;
+import dev.pgoutbox.admin.OutboxAdmin;
 import java.io.PrintWriter;
 import java.util.HashMap;
 import java.util.HashSet;

@@ -7,7 +7,6 @@ import dev.pgoutbox.core.OutboxTransport;
 import dev.pgoutbox.relay.Completion;
 import dev.pgoutbox.relay.ListenConnectionFactory;
 import dev.pgoutbox.relay.Ordering;
-import dev.pgoutbox.relay.OutboxAdmin;
 import dev.pgoutbox.relay.OutboxRelay;
 import dev.pgoutbox.relay.PublishTracing;
 import dev.pgoutbox.relay.Publisher;
@@ -19,6 +18,7 @@ import dev.pgoutbox.relay.internal.RelayLog;
 import dev.pgoutbox.relay.internal.RelayLoop;
 import dev.pgoutbox.relay.internal.RelaySettings;
 import dev.pgoutbox.relay.internal.SafeListener;
+import dev.pgoutbox.relay.internal.StatsReader;
 import dev.pgoutbox.relay.internal.Tracings;
 import java.time.Duration;
 import java.util.Properties;
@@ -100,7 +100,7 @@ public final class WalRelay implements AutoCloseable {
    * no history of delivered events. Marking a row rewrites it (a new heap tuple and index entries,
    * never a HOT update), which cost more than decoding it; see docs/wal-completion.md. Set {@link
    * RelayConfig.Builder#completion} to {@link Completion#MARK_PROCESSED} to keep delivered rows
-   * until {@link OutboxAdmin#purgeProcessed} removes them.
+   * until {@code OutboxAdmin.purgeProcessed} (pgoutbox-admin) removes them.
    */
   public static final Completion DEFAULT_COMPLETION = Completion.DELETE;
 
@@ -163,12 +163,11 @@ public final class WalRelay implements AutoCloseable {
             log,
             b.attachRetry,
             transport);
-    OutboxAdmin admin = OutboxAdmin.builder().dataSource(dataSource).schema(schema).build();
     this.startChecks = new WalStartChecks(dataSource, name, schema, config, slotName, log);
     this.tasks =
         new WalRelayTasks(
             startChecks.fleet(),
-            admin,
+            StatsReader.on(dataSource, schema),
             slot,
             listener,
             log,

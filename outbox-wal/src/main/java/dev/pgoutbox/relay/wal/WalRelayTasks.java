@@ -1,10 +1,10 @@
 package dev.pgoutbox.relay.wal;
 
-import dev.pgoutbox.relay.OutboxAdmin;
 import dev.pgoutbox.relay.RelayListener;
 import dev.pgoutbox.relay.WalSlotStats;
 import dev.pgoutbox.relay.internal.FleetRegistry;
 import dev.pgoutbox.relay.internal.RelayLog;
+import dev.pgoutbox.relay.internal.StatsReader;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.util.concurrent.Executors;
@@ -19,7 +19,7 @@ import org.jspecify.annotations.Nullable;
 final class WalRelayTasks {
 
   private final FleetRegistry fleet;
-  private final OutboxAdmin admin;
+  private final StatsReader stats;
   private final WalSlot slot;
   private final RelayListener listener;
   private final RelayLog log;
@@ -34,14 +34,14 @@ final class WalRelayTasks {
    */
   WalRelayTasks(
       FleetRegistry fleet,
-      OutboxAdmin admin,
+      StatsReader stats,
       WalSlot slot,
       RelayListener listener,
       RelayLog log,
       Duration statsEvery,
       Runnable stop) {
     this.fleet = fleet;
-    this.admin = admin;
+    this.stats = stats;
     this.slot = slot;
     this.listener = listener;
     this.log = log;
@@ -87,7 +87,7 @@ final class WalRelayTasks {
 
   private void refreshStats() {
     try {
-      listener.onStats(admin.stats());
+      listener.onStats(stats.stats());
       WalSlotStats state = slot.read();
       if (state != null) {
         listener.onWalSlot(state);

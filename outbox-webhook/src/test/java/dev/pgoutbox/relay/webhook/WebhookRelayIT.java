@@ -5,11 +5,11 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.sun.net.httpserver.HttpServer;
 import dev.pgoutbox.core.consumer.WebhookEventIds;
 import dev.pgoutbox.core.consumer.WebhookSignature;
-import dev.pgoutbox.relay.DeadLetter;
 import dev.pgoutbox.relay.OutboxMessage;
 import dev.pgoutbox.relay.brokers.OrderChecker;
 import dev.pgoutbox.relay.brokers.RelayDrive;
 import dev.pgoutbox.relay.brokers.TestEvents;
+import dev.pgoutbox.relay.testing.DeadRows.Dead;
 import dev.pgoutbox.testing.Eventually;
 import dev.pgoutbox.testing.TestSchema;
 import java.net.InetAddress;
@@ -126,8 +126,8 @@ class WebhookRelayIT {
     try (WebhookPublisher publisher = publisher()) {
       drive.drain(publisher, 1, 10, Duration.ofMinutes(1));
     }
-    List<DeadLetter> dead = drive.deadLetters();
-    assertThat(dead).extracting(DeadLetter::id).containsExactly(rejected.id());
+    List<Dead> dead = drive.deadLetters();
+    assertThat(dead).extracting(Dead::id).containsExactly(rejected.id());
     assertThat(dead.get(0).lastError()).contains("HTTP 400").contains("/hook");
     assertThat(drive.processed()).isEqualTo(1);
   }

@@ -1,4 +1,4 @@
-package dev.pgoutbox.relay;
+package dev.pgoutbox.admin;
 
 import static dev.pgoutbox.db.jooq.Tables.OUTBOX_EVENTS;
 import static org.assertj.core.api.Assertions.assertThat;
@@ -6,6 +6,8 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.pgoutbox.relay.OutboxStats;
+import dev.pgoutbox.relay.OutboxTableStats;
 import dev.pgoutbox.relay.testing.EventRows;
 import dev.pgoutbox.testing.Eventually;
 import dev.pgoutbox.testing.TestSchema;

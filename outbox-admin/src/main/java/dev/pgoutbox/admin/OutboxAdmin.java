@@ -1,13 +1,16 @@
-package dev.pgoutbox.relay;
+package dev.pgoutbox.admin;
 
-import static dev.pgoutbox.db.jooq.Tables.OUTBOX_DEAD_LETTERS;
-import static dev.pgoutbox.db.jooq.Tables.OUTBOX_EVENTS;
 import static java.util.Objects.requireNonNull;
 
 import dev.pgoutbox.core.OutboxException;
 import dev.pgoutbox.core.internal.Retention;
 import dev.pgoutbox.db.OutboxSchema;
-import dev.pgoutbox.db.jooq.tables.OutboxEvents;
+import dev.pgoutbox.relay.Completion;
+import dev.pgoutbox.relay.DeadLetterPolicy;
+import dev.pgoutbox.relay.OutboxStats;
+import dev.pgoutbox.relay.OutboxTableStats;
+import dev.pgoutbox.relay.WalSlotStats;
+import dev.pgoutbox.relay.internal.StatsReader;
 import dev.pgoutbox.relay.internal.WalSlotQuery;
 import java.time.Duration;
 import java.util.Collection;
@@ -74,6 +77,7 @@ public final class OutboxAdmin {
   private final AdminDatabase db;
   private final DSLContext dsl;
   private final String schema;
+  private final StatsReader stats;
   private final PendingIndexes indexes;
   private final DeadLetterSearch deadLetterSearch;
   private final BacklogReads reads;
@@ -83,7 +87,8 @@ public final class OutboxAdmin {
     this.db = new AdminDatabase(dataSource, schema);
     this.dsl = db.dsl;
     this.schema = schema;
-    this.indexes = new PendingIndexes(db);
+    this.stats = new StatsReader(dsl, schema);
+    this.indexes = new PendingIndexes(db, stats);
     this.deadLetterSearch = new DeadLetterSearch(db);
     this.reads = new BacklogReads(db);
     this.writes = new EventWrites(db);
@@ -96,29 +101,21 @@ public final class OutboxAdmin {
 
   /**
    * Pending events, lag, dead letters, blocked aggregates, the oldest open transaction and the
-   * table's dead rows and size.
+   * table's dead rows and size: what the relays report to their listener's {@code onStats}, read by
+   * the same statements.
    */
   public OutboxStats stats() {
-    return db.read(
-        "read the outbox stats",
-        () ->
-            new OutboxStats(
-                pendingCount(),
-                oldestPendingAge(),
-                deadLetterCount(),
-                blockedAggregates(),
-                oldestTransactionAge(),
-                tableStats()));
+    return stats.stats();
   }
 
   /** Unprocessed events that are not dead. */
   public long pendingCount() {
-    return reads.pendingCount();
+    return stats.pendingCount();
   }
 
   /** Age of the oldest pending event, by database time; zero when nothing is pending. */
   public Duration oldestPendingAge() {
-    return reads.oldestPendingAge();
+    return stats.oldestPendingAge();
   }
 
   /** Longest window {@link #publishedWithin} counts over: {@value} minutes. */
@@ -149,12 +146,12 @@ public final class OutboxAdmin {
    * outbox_events_failing_idx}), not the pending backlog.
    */
   public long deadLetterCount() {
-    return db.read("count dead letters", () -> deadLetterCountQuery().fetchOne(0, Long.class));
+    return stats.deadLetterCount();
   }
 
   /** The statement behind {@link #deadLetterCount}, for the test of its plan. */
   ResultQuery<Record1<Integer>> deadLetterCountQuery() {
-    return dsl.selectCount().from(OUTBOX_DEAD_LETTERS);
+    return stats.deadLetterCountQuery();
   }
 
   /**
@@ -162,14 +159,12 @@ public final class OutboxAdmin {
    * events ({@code outbox_events_failing_idx}), not the pending backlog.
    */
   public long blockedAggregates() {
-    return db.read(
-        "count blocked aggregates", () -> blockedAggregatesQuery().fetchOne(0, Long.class));
+    return stats.blockedAggregates();
   }
 
   /** The statement behind {@link #blockedAggregates}, for the test of its plan. */
   ResultQuery<Record1<Integer>> blockedAggregatesQuery() {
-    OutboxEvents e = OUTBOX_EVENTS.as("e");
-    return dsl.selectCount().from(e).where(EventConditions.blockedHead(e));
+    return stats.blockedAggregatesQuery();
   }
 
   /**
@@ -193,7 +188,7 @@ public final class OutboxAdmin {
    * pg_stat_activity} and holds vacuum back all the same.
    */
   public Duration oldestTransactionAge() {
-    return reads.oldestTransactionAge();
+    return stats.oldestTransactionAge();
   }
 
   /**
@@ -202,7 +197,7 @@ public final class OutboxAdmin {
    * OutboxTableStats#EMPTY} if PostgreSQL has no statistics for it.
    */
   public OutboxTableStats tableStats() {
-    return indexes.tableStats();
+    return stats.tableStats();
   }
 
   /**

@@ -1,14 +1,13 @@
-package dev.pgoutbox.relay;
+package dev.pgoutbox.admin;
 
-import dev.pgoutbox.core.OutboxException;
 import dev.pgoutbox.core.internal.SearchPath;
 import dev.pgoutbox.db.OutboxSchema;
+import dev.pgoutbox.relay.internal.StatsReader;
 import java.util.function.Function;
 import java.util.function.Supplier;
 import javax.sql.DataSource;
 import org.jooq.DSLContext;
 import org.jooq.SQLDialect;
-import org.jooq.exception.DataAccessException;
 import org.jooq.impl.DSL;
 
 /**
@@ -30,11 +29,7 @@ final class AdminDatabase {
 
   /** Runs {@code action}, reporting a database failure as "Could not {@code what}". */
   <T> T read(String what, Supplier<T> action) {
-    try {
-      return action.get();
-    } catch (DataAccessException e) {
-      throw new OutboxException("Could not " + what + ": " + e.getMessage(), e);
-    }
+    return StatsReader.read(what, action);
   }
 
   /**

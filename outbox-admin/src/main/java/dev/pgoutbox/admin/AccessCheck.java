@@ -1,4 +1,4 @@
-package dev.pgoutbox.relay;
+package dev.pgoutbox.admin;
 
 import dev.pgoutbox.core.OutboxException;
 import java.util.ArrayList;

@@ -1,12 +1,9 @@
-package dev.pgoutbox.relay;
+package dev.pgoutbox.admin;
 
 import static dev.pgoutbox.db.jooq.Tables.OUTBOX_EVENTS;
 import static java.util.Objects.requireNonNull;
-import static org.jooq.impl.DSL.selectOne;
 
-import dev.pgoutbox.db.jooq.tables.OutboxEvents;
 import org.jooq.Condition;
-import org.jooq.impl.DSL;
 
 /** The admin's rules for which events an operator action touches, each stated once. */
 final class EventConditions {
@@ -41,20 +38,5 @@ final class EventConditions {
         .AGGREGATE_TYPE
         .eq(selector.aggregateType())
         .and(OUTBOX_EVENTS.AGGREGATE_ID.eq(selector.aggregateId()));
-  }
-
-  /** The head of a blocked aggregate: {@link OutboxAdmin#blockedAggregates} counts these rows. */
-  static Condition blockedHead(OutboxEvents e) {
-    OutboxEvents p = OUTBOX_EVENTS.as("p");
-    return e.PROCESSED_AT
-        .isNull()
-        .and(e.DEAD_AT.isNotNull().or(e.RETRY_AFTER.gt(DSL.currentOffsetDateTime())))
-        .andNotExists(
-            selectOne()
-                .from(p)
-                .where(p.PROCESSED_AT.isNull())
-                .and(p.AGGREGATE_TYPE.eq(e.AGGREGATE_TYPE))
-                .and(p.AGGREGATE_ID.eq(e.AGGREGATE_ID))
-                .and(p.POSITION.lt(e.POSITION)));
   }
 }

@@ -1,4 +1,4 @@
-package dev.pgoutbox.relay;
+package dev.pgoutbox.admin;
 
 import static dev.pgoutbox.db.jooq.Tables.OUTBOX_DEAD_LETTERS;
 import static dev.pgoutbox.db.jooq.Tables.OUTBOX_EVENTS;
@@ -8,13 +8,13 @@ import static java.util.Objects.requireNonNull;
 import dev.pgoutbox.db.jooq.tables.OutboxEvents;
 import dev.pgoutbox.relay.internal.FleetRegistry;
 import dev.pgoutbox.relay.internal.Sql;
+import dev.pgoutbox.relay.internal.StatsReader;
 import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
 import java.util.UUID;
 import org.jooq.Condition;
 import org.jooq.Field;
-import org.jooq.Record1;
 import org.jooq.impl.DSL;
 
 /** The admin's reads of the backlog, the dead letters and the relay registry. */
@@ -24,54 +24,6 @@ final class BacklogReads {
 
   BacklogReads(AdminDatabase db) {
     this.db = db;
-  }
-
-  long pendingCount() {
-    return db.read(
-        "count pending events",
-        () ->
-            db.dsl
-                .selectCount()
-                .from(OUTBOX_EVENTS)
-                .where(OUTBOX_EVENTS.PROCESSED_AT.isNull())
-                .and(OUTBOX_EVENTS.DEAD_AT.isNull())
-                .fetchOne(0, Long.class));
-  }
-
-  Duration oldestPendingAge() {
-    return db.read(
-        "read the oldest pending event",
-        () -> {
-          Record1<Long> row =
-              db.dsl
-                  .select(DSL.field(Sql.ageMillis("{0}"), Long.class, OUTBOX_EVENTS.CREATED_AT))
-                  .from(OUTBOX_EVENTS)
-                  .where(OUTBOX_EVENTS.PROCESSED_AT.isNull())
-                  .and(OUTBOX_EVENTS.DEAD_AT.isNull())
-                  .orderBy(OUTBOX_EVENTS.POSITION)
-                  .limit(1)
-                  .fetchOne();
-          return row == null ? Duration.ZERO : Duration.ofMillis(Math.max(0, row.value1()));
-        });
-  }
-
-  Duration oldestTransactionAge() {
-    return db.read(
-        "read pg_stat_activity and pg_prepared_xacts",
-        () -> {
-          Long millis =
-              db.dsl
-                  .resultQuery(
-                      "select coalesce(max((extract(epoch from clock_timestamp() - began) * 1000)::bigint), 0)"
-                          + " from (select xact_start as began from pg_stat_activity"
-                          + " where datname = current_database()"
-                          + " and (backend_xid is not null or backend_xmin is not null)"
-                          + " and pid <> pg_backend_pid()"
-                          + " union all select prepared from pg_prepared_xacts"
-                          + " where database = current_database()) open_transactions")
-                  .fetchOne(0, Long.class);
-          return Duration.ofMillis(millis == null ? 0 : Math.max(0, millis));
-        });
   }
 
   List<DeadLetter> deadLetters(int limit, long afterPosition) {
@@ -162,7 +114,7 @@ final class BacklogReads {
             db.dsl
                 .select(StoredEventRows.fields(e, false))
                 .from(e)
-                .where(EventConditions.blockedHead(e))
+                .where(StatsReader.blockedHead(e))
                 .orderBy(e.POSITION)
                 .limit(limit)
                 .fetch(r -> StoredEventRows.storedEvent(r, false)));

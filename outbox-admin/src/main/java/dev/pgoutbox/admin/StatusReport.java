@@ -1,5 +1,7 @@
-package dev.pgoutbox.relay;
+package dev.pgoutbox.admin;
 
+import dev.pgoutbox.relay.OutboxStats;
+import dev.pgoutbox.relay.WalSlotStats;
 import dev.pgoutbox.relay.internal.FleetRegistry;
 import dev.pgoutbox.relay.internal.WalSlotQuery;
 import java.time.Duration;

@@ -1,4 +1,4 @@
-package dev.pgoutbox.relay;
+package dev.pgoutbox.admin;
 
 import static dev.pgoutbox.db.jooq.Tables.OUTBOX_EVENTS;
 import static java.util.Objects.requireNonNull;

@@ -1,4 +1,4 @@
-package dev.pgoutbox.relay;
+package dev.pgoutbox.admin;
 
 import java.time.Instant;
 import java.util.UUID;

@@ -251,6 +251,53 @@ class WalRelayOrderIT {
     Eventually.await("completed", () -> pending() == 0);
   }
 
+  /**
+   * A back-off function that throws while the reader decides a failed event's outcome dead-letters
+   * that event with the reason, as the table relay does; the reader does not fail its batch (which
+   * would publish the batch again and again) and the other events flow.
+   */
+  @Test
+  void anErrorWhileDecidingOneOutcomeDeadLettersThatEventOnly() throws Exception {
+    RecordingPublisher publisher =
+        new RecordingPublisher()
+            .decide(
+                m ->
+                    m.aggregateId().equals("failing")
+                        ? PublishResult.retryable("broker hiccup")
+                        : PublishResult.published());
+    RelayConfig brokenBackoff =
+        config()
+            .backoff(
+                attempt -> {
+                  throw new IllegalStateException("backoff broke");
+                })
+            .build();
+    WalRelay relay = relays.relay("undecided", publisher, brokenBackoff);
+    relay.start();
+    Eventually.await("the reader attached", relay::isReading);
+    Outbox outbox = Outbox.builder().schema(db.schema()).build();
+    db.dsl()
+        .transaction(
+            tx -> {
+              outbox.append(tx.dsl(), event("failing", 1));
+              outbox.append(tx.dsl(), event("good", 1));
+            });
+
+    Eventually.await(
+        "the failing event dead-lettered with the reason",
+        () ->
+            db.queryLong(
+                    "select count(*) from outbox_events where aggregate_id = 'failing'"
+                        + " and dead_at is not null and last_error like '%could not decide%'"
+                        + " and last_error like '%backoff broke%'")
+                == 1);
+    Eventually.await("the good event completed", () -> pending() == 1);
+    assertThat(publisher.delivered())
+        .extracting(OutboxMessage::aggregateId)
+        .containsExactlyInAnyOrder("failing", "good");
+    assertThat(relay.isReading()).isTrue();
+  }
+
   private static void terminateReader(String slot) {
     db.execute(
         "select pg_terminate_backend(active_pid) from pg_replication_slots where slot_name = '"

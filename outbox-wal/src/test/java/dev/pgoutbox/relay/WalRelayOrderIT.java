@@ -293,8 +293,9 @@ class WalRelayOrderIT {
                 == 1);
     Eventually.await("the good event completed", () -> pending() == 1);
     assertThat(publisher.delivered())
+        .as("published once: the batch was not read and published again")
         .extracting(OutboxMessage::aggregateId)
-        .containsExactlyInAnyOrder("failing", "good");
+        .containsExactly("good");
     assertThat(relay.isReading()).isTrue();
   }
 

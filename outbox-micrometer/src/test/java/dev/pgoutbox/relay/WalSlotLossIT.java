@@ -1,6 +1,8 @@
 package dev.pgoutbox.relay;
 
+import static dev.pgoutbox.relay.WalTestSupport.assertNoneLostOrReordered;
 import static dev.pgoutbox.relay.WalTestSupport.pending;
+import static dev.pgoutbox.relay.WalTestSupport.terminateReader;
 import static dev.pgoutbox.relay.WalTestSupport.write;
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -99,9 +101,7 @@ class WalSlotLossIT {
     written.putAll(write(db, 3, 5, 2));
     Eventually.await("later events too", () -> pending(db) == 0);
 
-    DeliveryChecker.Verdict verdict = DeliveryChecker.check(written, publisher.deliveredPayloads());
-    assertThat(verdict.lost()).isZero();
-    assertThat(verdict.reordered()).isZero();
+    assertNoneLostOrReordered(written, publisher.deliveredPayloads());
   }
 
   @Test
@@ -122,9 +122,7 @@ class WalSlotLossIT {
     written.putAll(write(db, 2, 6, 1));
     Eventually.await("later events too", () -> pending(db) == 0);
 
-    DeliveryChecker.Verdict verdict = DeliveryChecker.check(written, publisher.deliveredPayloads());
-    assertThat(verdict.lost()).isZero();
-    assertThat(verdict.reordered()).isZero();
+    assertNoneLostOrReordered(written, publisher.deliveredPayloads());
   }
 
   @Test
@@ -143,7 +141,7 @@ class WalSlotLossIT {
     Eventually.await(
         "the slot dropped",
         () -> {
-          terminateReader("operator");
+          terminateReader(db, "operator");
           return dropIfInactive("operator");
         });
     written.putAll(write(db, 3, 4, 2));
@@ -159,9 +157,7 @@ class WalSlotLossIT {
     written.putAll(write(db, 3, 6, 1));
     Eventually.await("later events too", () -> pending(db) == 0);
 
-    DeliveryChecker.Verdict verdict = DeliveryChecker.check(written, publisher.deliveredPayloads());
-    assertThat(verdict.lost()).isZero();
-    assertThat(verdict.reordered()).isZero();
+    assertNoneLostOrReordered(written, publisher.deliveredPayloads());
   }
 
   /**
@@ -184,14 +180,6 @@ class WalSlotLossIT {
                           + slot
                           + "'"));
         });
-  }
-
-  private static void terminateReader(String slot) {
-    db.execute(
-        "select pg_terminate_backend(active_pid) from pg_replication_slots"
-            + " where slot_name = '"
-            + slot
-            + "' and active_pid is not null");
   }
 
   /** Drops {@code slot} unless a reader streams it again already; true once it is gone. */

@@ -10,6 +10,7 @@ import dev.pgoutbox.docs.InMemoryBroker.Reaction;
 import dev.pgoutbox.relay.OutboxRelay;
 import dev.pgoutbox.relay.Publisher;
 import dev.pgoutbox.relay.RelayConfig;
+import dev.pgoutbox.relay.testing.EventRows;
 import dev.pgoutbox.testing.Eventually;
 import dev.pgoutbox.testing.TestSchema;
 import io.github.resilience4j.core.IntervalFunction;

@@ -1,6 +1,8 @@
 package dev.pgoutbox.relay;
 
+import static dev.pgoutbox.relay.WalTestSupport.assertNoneLostOrReordered;
 import static dev.pgoutbox.relay.WalTestSupport.pending;
+import static dev.pgoutbox.relay.WalTestSupport.terminateReader;
 import static dev.pgoutbox.relay.WalTestSupport.write;
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -100,9 +102,7 @@ class WalSlotLossIT {
     written.putAll(write(db, 3, 5, 2));
     Eventually.await("later events too", () -> pending(db) == 0);
 
-    DeliveryChecker.Verdict verdict = DeliveryChecker.check(written, publisher.deliveredPayloads());
-    assertThat(verdict.lost()).isZero();
-    assertThat(verdict.reordered()).isZero();
+    assertNoneLostOrReordered(written, publisher.deliveredPayloads());
   }
 
   @Test
@@ -123,9 +123,7 @@ class WalSlotLossIT {
     written.putAll(write(db, 2, 6, 1));
     Eventually.await("later events too", () -> pending(db) == 0);
 
-    DeliveryChecker.Verdict verdict = DeliveryChecker.check(written, publisher.deliveredPayloads());
-    assertThat(verdict.lost()).isZero();
-    assertThat(verdict.reordered()).isZero();
+    assertNoneLostOrReordered(written, publisher.deliveredPayloads());
   }
 
   @Test
@@ -144,7 +142,7 @@ class WalSlotLossIT {
     Eventually.await(
         "the slot dropped",
         () -> {
-          terminateReader("operator");
+          terminateReader(db, "operator");
           return dropIfInactive("operator");
         });
     written.putAll(write(db, 3, 4, 2));
@@ -160,9 +158,7 @@ class WalSlotLossIT {
     written.putAll(write(db, 3, 6, 1));
     Eventually.await("later events too", () -> pending(db) == 0);
 
-    DeliveryChecker.Verdict verdict = DeliveryChecker.check(written, publisher.deliveredPayloads());
-    assertThat(verdict.lost()).isZero();
-    assertThat(verdict.reordered()).isZero();
+    assertNoneLostOrReordered(written, publisher.deliveredPayloads());
   }
 
   /**
@@ -185,14 +181,6 @@ class WalSlotLossIT {
                           + slot
                           + "'"));
         });
-  }
-
-  private static void terminateReader(String slot) {
-    db.execute(
-        "select pg_terminate_backend(active_pid) from pg_replication_slots"
-            + " where slot_name = '"
-            + slot
-            + "' and active_pid is not null");
   }
 
   /** Drops {@code slot} unless a reader streams it again already; true once it is gone. */

@@ -1,5 +1,6 @@
 package dev.pgoutbox.relay;
 
+import static dev.pgoutbox.relay.WalTestSupport.urlAs;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -93,19 +94,9 @@ class WalLeastPrivilegeIT {
     return "pub_" + db.schema();
   }
 
-  /** The test database's URL, logging in as {@code role} instead of the test's superuser. */
-  private static String urlAs(String role) {
-    String url =
-        db.jdbcUrl()
-            .replaceAll("([?&])(user|password)=[^&]*", "$1")
-            .replaceAll("&&+", "&")
-            .replace("?&", "?");
-    return url + (url.endsWith("&") ? "" : "&") + "user=" + role + "&password=" + PASSWORD;
-  }
-
   private static HikariDataSource poolAs(String role) {
     HikariConfig config = new HikariConfig();
-    config.setJdbcUrl(urlAs(role));
+    config.setJdbcUrl(urlAs(db, role, PASSWORD));
     config.setMaximumPoolSize(4);
     config.setMinimumIdle(0);
     config.setPoolName("wal-least-privilege-" + role);
@@ -123,7 +114,7 @@ class WalLeastPrivilegeIT {
         .slotName(role + "_slot")
         .publicationName(publication())
         .attachRetryInterval(Duration.ofMillis(200))
-        .replicationConnection(urlAs(role), new Properties())
+        .replicationConnection(urlAs(db, role, PASSWORD), new Properties())
         .config(
             RelayConfig.builder()
                 .pollInterval(Duration.ofMillis(50))

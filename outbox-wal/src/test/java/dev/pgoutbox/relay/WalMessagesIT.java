@@ -1,6 +1,13 @@
 package dev.pgoutbox.relay;
 
 import static dev.pgoutbox.relay.WalTestRelays.config;
+import static dev.pgoutbox.relay.WalTestSupport.assertNoneLostOrReordered;
+import static dev.pgoutbox.relay.WalTestSupport.delivered;
+import static dev.pgoutbox.relay.WalTestSupport.pending;
+import static dev.pgoutbox.relay.WalTestSupport.slotExists;
+import static dev.pgoutbox.relay.WalTestSupport.terminateReader;
+import static dev.pgoutbox.relay.WalTestSupport.urlAs;
+import static dev.pgoutbox.relay.WalTestSupport.write;
 import static dev.pgoutbox.relay.testing.EventRows.event;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -8,7 +15,6 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import dev.pgoutbox.admin.DeadLetter;
 import dev.pgoutbox.admin.OutboxAdmin;
 import dev.pgoutbox.core.Outbox;
-import dev.pgoutbox.core.OutboxEvent;
 import dev.pgoutbox.core.OutboxException;
 import dev.pgoutbox.core.OutboxTransport;
 import dev.pgoutbox.db.OutboxRoles;
@@ -23,18 +29,15 @@ import java.sql.DriverManager;
 import java.sql.PreparedStatement;
 import java.sql.SQLException;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionStage;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -55,7 +58,7 @@ class WalMessagesIT {
   private static String writerRole;
   private static String hostileRole;
 
-  private final WalTestRelays relays = new WalTestRelays(db);
+  @RegisterExtension final WalTestRelays relays = new WalTestRelays(db);
 
   @BeforeAll
   static void takeTheFunctionFromPublic() {
@@ -81,11 +84,6 @@ class WalMessagesIT {
   @BeforeEach
   void emptyOutbox() {
     db.execute("truncate outbox_events");
-  }
-
-  @AfterEach
-  void stopAndDropSlots() {
-    relays.stopAllAndDropSlots();
   }
 
   /**
@@ -163,12 +161,10 @@ class WalMessagesIT {
     WalRelay relay = messagesRelay("msg_many", publisher, relays.executor());
     relay.start();
     Eventually.await("the reader attached", relay::isReading);
-    Map<String, Integer> written = writeMessages(50, 1, 100);
+    Map<String, Integer> written = write(db, messagesOutbox(), 50, 1, 100);
 
     Eventually.await("all published", () -> publisher.delivered().size() >= 5_000);
-    DeliveryChecker.Verdict verdict = DeliveryChecker.check(written, publisher.deliveredPayloads());
-    assertThat(verdict.lost()).isZero();
-    assertThat(verdict.reordered()).isZero();
+    assertNoneLostOrReordered(written, publisher.deliveredPayloads());
     assertThat(db.queryLong("select count(*) from outbox_events")).isZero();
     assertThat(db.queryLong("select pg_total_relation_size('outbox_events')"))
         .isEqualTo(sizeBefore);
@@ -198,7 +194,7 @@ class WalMessagesIT {
               });
     }
 
-    Eventually.await("the good aggregates published", () -> count(publisher, "good") == 10);
+    Eventually.await("the good aggregates published", () -> delivered(publisher, "good") == 10);
     Eventually.await(
         "every bad event parked",
         () ->
@@ -220,12 +216,12 @@ class WalMessagesIT {
                 "select count(distinct created_at) from outbox_events where aggregate_id = 'bad'"))
         .as("each parked row keeps its writer's transaction time")
         .isEqualTo(5);
-    assertThat(count(publisher, "bad")).isZero();
+    assertThat(delivered(publisher, "bad")).isZero();
 
     refusing.set(false);
-    Eventually.await("the drainer published the parked aggregate", () -> pending() == 0);
+    Eventually.await("the drainer published the parked aggregate", () -> pending(db) == 0);
     db.dsl().transaction(tx -> outbox.append(tx.dsl(), event("bad", 6)));
-    Eventually.await("the sixth event published", () -> count(publisher, "bad") == 6);
+    Eventually.await("the sixth event published", () -> delivered(publisher, "bad") == 6);
     assertThat(
             publisher.delivered().stream()
                 .filter(m -> m.aggregateId().equals("bad"))
@@ -254,22 +250,22 @@ class WalMessagesIT {
     OutboxAdmin admin =
         OutboxAdmin.builder().dataSource(db.dataSource()).schema(db.schema()).build();
     Eventually.await("two dead letters", () -> admin.deadLetterCount() == 2);
-    Eventually.await("the fine aggregate published", () -> count(publisher, "fine") == 1);
+    Eventually.await("the fine aggregate published", () -> delivered(publisher, "fine") == 1);
     assertThat(admin.deadLetters(10, 0).stream().map(DeadLetter::id))
         .containsExactlyInAnyOrder(first, discarded);
-    assertThat(count(publisher, "poison")).isZero();
+    assertThat(delivered(publisher, "poison")).isZero();
 
     assertThat(admin.discard(discarded)).isTrue();
     refusing.set(false);
     assertThat(admin.retry(first)).isTrue();
-    Eventually.await("the retried aggregate published", () -> count(publisher, "poison") == 2);
+    Eventually.await("the retried aggregate published", () -> delivered(publisher, "poison") == 2);
     assertThat(
             publisher.delivered().stream()
                 .filter(m -> m.aggregateId().equals("poison"))
                 .map(m -> DeliveryChecker.seqOf(m.payload())))
         .containsExactly(1, 2);
     assertThat(publisher.delivered().stream().map(OutboxMessage::id)).doesNotContain(discarded);
-    Eventually.await("nothing pending", () -> pending() == 0);
+    Eventually.await("nothing pending", () -> pending(db) == 0);
   }
 
   /** The process dies mid-batch; a new relay on the slot publishes everything again, in order. */
@@ -280,11 +276,11 @@ class WalMessagesIT {
     WalRelay crashing = messagesRelay("msg_crash", first, firstExecutor);
     crashing.start();
     Eventually.await("the reader attached", crashing::isReading);
-    Map<String, Integer> written = writeMessages(20, 1, 30);
+    Map<String, Integer> written = write(db, messagesOutbox(), 20, 1, 30);
 
     Eventually.await("the first reader stalls mid-stream", () -> first.stalled);
     firstExecutor.shutdownNow(); // the process dies: no stop, nothing settled
-    terminateReader("msg_crash");
+    terminateReader(db, "msg_crash");
 
     RecordingPublisher second = new RecordingPublisher();
     WalRelay restarted = messagesRelay("msg_crash", second, relays.executor());
@@ -326,7 +322,7 @@ class WalMessagesIT {
           .hasMessageContaining("PUBLIC may execute pg_catalog.pg_logical_emit_message(")
           .hasMessageContaining("REVOKE EXECUTE ON FUNCTION pg_catalog.pg_logical_emit_message(")
           .hasMessageContaining("FROM PUBLIC");
-      assertThat(slotExists("msg_guard")).as("nothing created").isFalse();
+      assertThat(slotExists(db, "msg_guard")).as("nothing created").isFalse();
     } finally {
       OutboxRoles.grantWalMessages(db.dataSource(), db.schema(), writerRole, writerRole);
     }
@@ -337,7 +333,7 @@ class WalMessagesIT {
     relay.start();
     Eventually.await("the reader attached", relay::isReading);
     UUID id;
-    try (Connection writer = DriverManager.getConnection(urlAs(writerRole))) {
+    try (Connection writer = DriverManager.getConnection(urlAs(db, writerRole, PASSWORD))) {
       writer.setAutoCommit(false);
       id = messagesOutbox().append(writer, event("w-1", 1));
       writer.commit();
@@ -354,7 +350,8 @@ class WalMessagesIT {
     assertThat(outbox.toString()).contains("transport=MESSAGES");
     assertThatThrownBy(
             () -> {
-              try (Connection hostile = DriverManager.getConnection(urlAs(hostileRole))) {
+              try (Connection hostile =
+                  DriverManager.getConnection(urlAs(db, hostileRole, PASSWORD))) {
                 hostile.setAutoCommit(false);
                 outbox.append(hostile, event("h-1", 1));
               }
@@ -378,21 +375,6 @@ class WalMessagesIT {
 
   private static Outbox messagesOutbox() {
     return Outbox.builder().schema(db.schema()).transport(OutboxTransport.MESSAGES).build();
-  }
-
-  /** {@code seqs} events per aggregate, one transaction per seq, through the message transport. */
-  private static Map<String, Integer> writeMessages(int aggregates, int fromSeq, int seqs) {
-    Outbox outbox = messagesOutbox();
-    Map<String, Integer> written = new HashMap<>();
-    for (int seq = fromSeq; seq < fromSeq + seqs; seq++) {
-      List<OutboxEvent> events = new ArrayList<>();
-      for (int a = 0; a < aggregates; a++) {
-        events.add(event("agg-" + a, seq));
-        written.put("agg-" + a, seq);
-      }
-      db.dsl().transaction(tx -> outbox.appendAll(tx.dsl(), events));
-    }
-    return written;
   }
 
   private static RecordingPublisher refusing(
@@ -420,7 +402,7 @@ class WalMessagesIT {
 
   /** Whether {@code role} may emit a message with this outbox's prefix ({@code content} type). */
   private static boolean canEmit(String role, String content) throws SQLException {
-    try (Connection c = DriverManager.getConnection(urlAs(role));
+    try (Connection c = DriverManager.getConnection(urlAs(db, role, PASSWORD));
         PreparedStatement ps =
             c.prepareStatement(
                 "select pg_catalog.pg_logical_emit_message(true, ?, cast('forged' as "
@@ -434,60 +416,6 @@ class WalMessagesIT {
         return false;
       }
       throw e;
-    }
-  }
-
-  private static String urlAs(String role) {
-    String url =
-        db.jdbcUrl()
-            .replaceAll("([?&])(user|password)=[^&]*", "$1")
-            .replaceAll("&&+", "&")
-            .replace("?&", "?");
-    return url + (url.endsWith("&") ? "" : "&") + "user=" + role + "&password=" + PASSWORD;
-  }
-
-  private static long count(RecordingPublisher publisher, String aggregatePrefix) {
-    return publisher.delivered().stream()
-        .filter(m -> m.aggregateId().startsWith(aggregatePrefix))
-        .count();
-  }
-
-  private static long pending() {
-    return db.queryLong("select count(*) from outbox_events where processed_at is null");
-  }
-
-  private static boolean slotExists(String slot) {
-    return db.queryLong(
-            "select count(*) from pg_replication_slots where slot_name = '" + slot + "'")
-        > 0;
-  }
-
-  private static void terminateReader(String slot) {
-    db.execute(
-        "select pg_terminate_backend(active_pid) from pg_replication_slots where slot_name = '"
-            + slot
-            + "' and active_pid is not null");
-  }
-
-  /**
-   * Publishes through a recording publisher until it delivered {@code after}, then never answers.
-   */
-  private static final class StallingPublisher implements Publisher {
-    final RecordingPublisher delegate = new RecordingPublisher();
-    private final int after;
-    volatile boolean stalled;
-
-    StallingPublisher(int after) {
-      this.after = after;
-    }
-
-    @Override
-    public CompletionStage<List<PublishResult>> publish(List<OutboxMessage> batch) {
-      if (delegate.delivered().size() >= after) {
-        stalled = true;
-        return new CompletableFuture<>();
-      }
-      return delegate.publish(batch);
     }
   }
 }

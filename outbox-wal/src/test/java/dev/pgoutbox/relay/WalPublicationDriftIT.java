@@ -1,5 +1,6 @@
 package dev.pgoutbox.relay;
 
+import static dev.pgoutbox.relay.WalTestSupport.assertNoneLostOrReordered;
 import static dev.pgoutbox.relay.WalTestSupport.pending;
 import static dev.pgoutbox.relay.WalTestSupport.write;
 import static org.assertj.core.api.Assertions.assertThat;
@@ -9,7 +10,6 @@ import dev.pgoutbox.core.OutboxException;
 import dev.pgoutbox.relay.testing.RecordingPublisher;
 import dev.pgoutbox.relay.testing.TestWalRelays;
 import dev.pgoutbox.relay.wal.WalRelay;
-import dev.pgoutbox.testing.DeliveryChecker;
 import dev.pgoutbox.testing.Eventually;
 import dev.pgoutbox.testing.TestSchema;
 import java.time.Duration;
@@ -114,9 +114,7 @@ class WalPublicationDriftIT {
     written.putAll(write(db, 3, 7, 1));
     Eventually.await("later events too", () -> pending(db) == 0);
 
-    DeliveryChecker.Verdict verdict = DeliveryChecker.check(written, publisher.deliveredPayloads());
-    assertThat(verdict.lost()).isZero();
-    assertThat(verdict.reordered()).isZero();
+    assertNoneLostOrReordered(written, publisher.deliveredPayloads());
   }
 
   /**
@@ -145,9 +143,7 @@ class WalPublicationDriftIT {
     written.putAll(write(db, 3, 5, 1));
     Eventually.await("later events too", () -> pending(db) == 0);
 
-    DeliveryChecker.Verdict verdict = DeliveryChecker.check(written, publisher.deliveredPayloads());
-    assertThat(verdict.lost()).isZero();
-    assertThat(verdict.reordered()).isZero();
+    assertNoneLostOrReordered(written, publisher.deliveredPayloads());
   }
 
   /**
@@ -176,9 +172,7 @@ class WalPublicationDriftIT {
             r ->
                 r.contains("was altered, dropped or re-created") || r.contains("does not include"));
     Eventually.await("everything delivered and completed", () -> pending(db) == 0);
-    DeliveryChecker.Verdict verdict = DeliveryChecker.check(written, publisher.deliveredPayloads());
-    assertThat(verdict.lost()).isZero();
-    assertThat(verdict.reordered()).isZero();
+    assertNoneLostOrReordered(written, publisher.deliveredPayloads());
     assertThat(db.queryLong("select count(*) from pg_replication_slots where slot_name = 'drift'"))
         .as("the slot that skipped events is gone: no reader resumes it")
         .isZero();
@@ -190,9 +184,7 @@ class WalPublicationDriftIT {
     Eventually.await("reading again", again::isReading);
     written.putAll(write(db, 2, 5, 2));
     Eventually.await("streamed again", () -> pending(db) == 0);
-    verdict = DeliveryChecker.check(written, publisher.deliveredPayloads());
-    assertThat(verdict.lost()).isZero();
-    assertThat(verdict.reordered()).isZero();
+    assertNoneLostOrReordered(written, publisher.deliveredPayloads());
   }
 
   private static String publication() {

@@ -1,6 +1,13 @@
 package dev.pgoutbox.relay;
 
 import static dev.pgoutbox.relay.WalTestRelays.config;
+import static dev.pgoutbox.relay.WalTestSupport.assertNoneLostOrReordered;
+import static dev.pgoutbox.relay.WalTestSupport.delivered;
+import static dev.pgoutbox.relay.WalTestSupport.pending;
+import static dev.pgoutbox.relay.WalTestSupport.slotExists;
+import static dev.pgoutbox.relay.WalTestSupport.slotStatsInto;
+import static dev.pgoutbox.relay.WalTestSupport.terminateReader;
+import static dev.pgoutbox.relay.WalTestSupport.write;
 import static dev.pgoutbox.relay.testing.EventRows.event;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -37,7 +44,6 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.stream.IntStream;
 import org.jspecify.annotations.Nullable;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -51,16 +57,11 @@ class WalRelayIT {
 
   @RegisterExtension static final TestSchema db = TestSchema.migratedWithLogicalDecoding(10);
 
-  private final WalTestRelays relays = new WalTestRelays(db);
+  @RegisterExtension final WalTestRelays relays = new WalTestRelays(db);
 
   @BeforeEach
   void emptyOutbox() {
     db.execute("truncate outbox_events");
-  }
-
-  @AfterEach
-  void stopAndDropSlots() {
-    relays.stopAllAndDropSlots();
   }
 
   /**
@@ -101,7 +102,7 @@ class WalRelayIT {
       }
       assertThat(bytes).as("the batch before its last row, within the budget").isLessThan(budget);
     }
-    Eventually.await("all completed", () -> pending() == 0);
+    Eventually.await("all completed", () -> pending(db) == 0);
   }
 
   /**
@@ -134,7 +135,7 @@ class WalRelayIT {
                     "select count(*) from outbox_events where aggregate_id = 'm-1'"
                         + " and processed_at is not null")
                 == 1);
-    assertThat(pending()).isZero();
+    assertThat(pending(db)).isZero();
   }
 
   @Test
@@ -169,7 +170,7 @@ class WalRelayIT {
     // for the writers to be visible: aRowIsCompletedOnlyOnceItsWriterIsVisible... Should it fail
     // again, the message says where the rows, the relay's sessions and its threads stood.
     Eventually.until(
-        Eventually.DEADLINE, () -> pending() == 0, () -> "both completed; " + completionState());
+        Eventually.DEADLINE, () -> pending(db) == 0, () -> "both completed; " + completionState());
   }
 
   /**
@@ -198,7 +199,7 @@ class WalRelayIT {
     commit.get(20, TimeUnit.SECONDS);
     Eventually.until(
         Eventually.DEADLINE,
-        () -> pending() == 0,
+        () -> pending(db) == 0,
         () -> "the row completed once visible; " + completionState());
     assertThat(db.queryLong("select count(*) from outbox_events"))
         .as("completed by the default completion: deleted")
@@ -234,7 +235,7 @@ class WalRelayIT {
     refusing.set(false);
     Eventually.until(
         Eventually.DEADLINE,
-        () -> pending() == 0,
+        () -> pending(db) == 0,
         () -> "the drainer published the parked row; " + completionState());
     assertThat(publisher.batches()).as("refused once, then published").hasSize(2);
     assertThat(publisher.delivered()).hasSize(1);
@@ -354,7 +355,7 @@ class WalRelayIT {
     // again, the message says what was delivered, the rows, the sessions and the threads.
     Eventually.until(
         Eventually.DEADLINE,
-        () -> pending() == 0,
+        () -> pending(db) == 0,
         () ->
             "the committed events completed; delivered "
                 + publisher.deliveredPayloads()
@@ -406,10 +407,12 @@ class WalRelayIT {
           Eventually.await("the completer waits for the locked row", () -> lockWaiters() == 1);
         }
       }
-      assertThat(pending()).as("nothing completed while the first row is locked").isEqualTo(events);
+      assertThat(pending(db))
+          .as("nothing completed while the first row is locked")
+          .isEqualTo(events);
 
       locker.rollback();
-      Eventually.await("every row completed", () -> pending() == 0);
+      Eventually.await("every row completed", () -> pending(db) == 0);
       assertThat(delivered)
           .extracting(m -> DeliveryChecker.seqOf(m.payload()))
           .containsExactlyElementsOf(IntStream.rangeClosed(1, events).boxed().toList());
@@ -433,16 +436,16 @@ class WalRelayIT {
     WalRelay crashing = relays.relay("crash", first, config().build(), firstExecutor);
     crashing.start();
     Eventually.await("the reader attached", crashing::isReading);
-    Map<String, Integer> written = write(20, 1, 30);
+    Map<String, Integer> written = write(db, 20, 1, 30);
 
     Eventually.await("the first reader stalls mid-stream", () -> first.stalled);
     firstExecutor.shutdownNow(); // the process dies: no stop, no completion of what it published
-    terminateReader("crash");
+    terminateReader(db, "crash");
 
     RecordingPublisher second = new RecordingPublisher();
     WalRelay restarted = relays.relay("crash", second, config().build());
     restarted.start();
-    Eventually.await("everything completed", () -> pending() == 0);
+    Eventually.await("everything completed", () -> pending(db) == 0);
 
     List<String> payloads = new ArrayList<>(first.delegate.deliveredPayloads());
     payloads.addAll(second.deliveredPayloads());
@@ -472,13 +475,13 @@ class WalRelayIT {
               });
     }
 
-    Eventually.await("the good aggregates published", () -> count(publisher, "good") == 10);
+    Eventually.await("the good aggregates published", () -> delivered(publisher, "good") == 10);
     Eventually.await(
         "every bad event parked",
         () ->
             db.queryLong("select count(*) from outbox_events where aggregate_id = 'bad' and parked")
                 == 5);
-    assertThat(count(publisher, "bad")).isZero();
+    assertThat(delivered(publisher, "bad")).isZero();
     assertThat(
             db.queryLong(
                 "select count(*) from outbox_events where aggregate_id = 'bad' and attempts > 0"
@@ -487,16 +490,16 @@ class WalRelayIT {
         .isOne();
 
     brokerRefusesBad.set(false);
-    Eventually.await("the table relay drained the parked aggregate", () -> pending() == 0);
+    Eventually.await("the table relay drained the parked aggregate", () -> pending(db) == 0);
     db.dsl().transaction(tx -> outbox.append(tx.dsl(), event("bad", 6)));
-    Eventually.await("the sixth event published", () -> count(publisher, "bad") == 6);
+    Eventually.await("the sixth event published", () -> delivered(publisher, "bad") == 6);
 
     assertThat(
             publisher.delivered().stream()
                 .filter(m -> m.aggregateId().equals("bad"))
                 .map(m -> DeliveryChecker.seqOf(m.payload())))
         .containsExactly(1, 2, 3, 4, 5, 6);
-    Eventually.await("all completed", () -> pending() == 0);
+    Eventually.await("all completed", () -> pending(db) == 0);
     assertThat(
             db.queryLong(
                 "select count(*) from outbox_events where aggregate_id = 'bad'"
@@ -540,7 +543,7 @@ class WalRelayIT {
     db.dsl().transaction(tx -> outbox.append(tx.dsl(), event("after", 1)));
 
     Eventually.await(
-        "the later event published", () -> relay.isReading() && count(publisher, "after") == 1);
+        "the later event published", () -> relay.isReading() && delivered(publisher, "after") == 1);
     // The drainer's claim that publishes the parked row also weighs the dead and the later heads.
     Eventually.await(
         "the parked row published and completed (deleted, the default completion)",
@@ -590,14 +593,14 @@ class WalRelayIT {
               + " return null; end $$;"
               + " create trigger record_wal_write_settings after update or delete on outbox_events"
               + " for each statement execute function record_wal_write_settings()");
-      Map<String, Integer> written = write(3, 1, 2);
+      Map<String, Integer> written = write(db, 3, 1, 2);
       Outbox outbox = Outbox.builder().schema(db.schema()).build();
       db.dsl().transaction(tx -> outbox.append(tx.dsl(), event("bad", 1)));
       Eventually.await(
           "the bad event parked",
           () -> db.queryLong("select count(*) from outbox_events where parked") == 1);
       brokerRefusesBad.set(false);
-      Eventually.await("everything completed", () -> pending() == 0);
+      Eventually.await("everything completed", () -> pending(db) == 0);
       written.put("bad", 1);
       DeliveryChecker.Verdict verdict =
           DeliveryChecker.check(written, publisher.deliveredPayloads());
@@ -630,16 +633,16 @@ class WalRelayIT {
     Eventually.await("the first instance reads", active::isReading);
     WalRelay standby = relays.relay("failover", second, config().build());
     standby.start();
-    Map<String, Integer> written = write(10, 1, 10);
+    Map<String, Integer> written = write(db, 10, 1, 10);
     Eventually.await("the first batch published", () -> first.delivered().size() >= 100);
     assertThat(standby.isReading()).isFalse();
 
     firstExecutor.shutdownNow();
-    terminateReader("failover");
-    written = write(10, 11, 10);
+    terminateReader(db, "failover");
+    written = write(db, 10, 11, 10);
 
     Eventually.await("the standby reads", standby::isReading);
-    Eventually.await("everything completed", () -> pending() == 0);
+    Eventually.await("everything completed", () -> pending(db) == 0);
     List<String> payloads = new ArrayList<>(first.deliveredPayloads());
     payloads.addAll(second.deliveredPayloads());
     DeliveryChecker.Verdict verdict = DeliveryChecker.check(written, payloads);
@@ -693,7 +696,7 @@ class WalRelayIT {
       }
       firstAnswer.complete(List.of(PublishResult.retryable("broker says no")));
       Eventually.await("the first reader's parking waits on the row", () -> lockWaiters() >= 1);
-      terminateReader("park_fence");
+      terminateReader(db, "park_fence");
       Eventually.await(
           "the standby attached (or waits for the parking in flight)",
           () -> standby.isReading() || lockWaiters() >= 2);
@@ -709,7 +712,7 @@ class WalRelayIT {
         "the drainer published the parked event",
         () -> first.retries.get() + second.retries.get() >= 1);
     secondReaderHold.complete(List.of(PublishResult.published()));
-    Eventually.await("everything completed", () -> pending() == 0);
+    Eventually.await("everything completed", () -> pending(db) == 0);
     assertThat(first.delivered.size() + second.delivered.size())
         .as("published by the drainer alone, not by the new reader as well")
         .isOne();
@@ -740,7 +743,7 @@ class WalRelayIT {
     db.dsl().transaction(tx -> outbox.append(tx.dsl(), event("bad", 1)));
     Eventually.await("the first reader publishes the event", () -> first.firstAttempts.get() == 1);
 
-    terminateReader("park_refused");
+    terminateReader(db, "park_refused");
     Eventually.await("the standby attached", standby::isReading);
     Eventually.await("the new reader publishes the event", () -> second.firstAttempts.get() == 1);
     firstAnswer.complete(List.of(PublishResult.retryable("broker says no")));
@@ -749,7 +752,7 @@ class WalRelayIT {
         () -> !errors.errors().isEmpty() || first.retries.get() + second.retries.get() > 0);
     secondReaderHold.complete(List.of(PublishResult.published()));
 
-    Eventually.await("everything completed", () -> pending() == 0);
+    Eventually.await("everything completed", () -> pending(db) == 0);
     assertThat(first.delivered.size() + second.delivered.size())
         .as("published by the new reader alone, not by the drainer as well")
         .isOne();
@@ -769,7 +772,7 @@ class WalRelayIT {
    */
   @Test
   void aFirstStartThatCannotParkTheBacklogLeavesNoSlotBehind() throws Exception {
-    Map<String, Integer> backlog = write(2, 1, 3);
+    Map<String, Integer> backlog = write(db, 2, 1, 3);
     RecordingPublisher publisher = new RecordingPublisher();
     db.execute(
         "create function refuse_parking() returns trigger language plpgsql as $$"
@@ -785,14 +788,12 @@ class WalRelayIT {
     } finally {
       db.execute("drop trigger refuse_parking on outbox_events; drop function refuse_parking()");
     }
-    assertThat(slotExists("park_backlog")).as("the slot it created is gone").isFalse();
+    assertThat(slotExists(db, "park_backlog")).as("the slot it created is gone").isFalse();
 
     WalRelay second = relays.relay("park_backlog", publisher, config().build());
     second.start();
-    Eventually.await("the backlog published by the drainer", () -> pending() == 0);
-    DeliveryChecker.Verdict verdict = DeliveryChecker.check(backlog, publisher.deliveredPayloads());
-    assertThat(verdict.lost()).isZero();
-    assertThat(verdict.reordered()).isZero();
+    Eventually.await("the backlog published by the drainer", () -> pending(db) == 0);
+    assertNoneLostOrReordered(backlog, publisher.deliveredPayloads());
   }
 
   /**
@@ -804,7 +805,7 @@ class WalRelayIT {
    */
   @Test
   void twoInstancesStartingTogetherOnANewSlotKeepTheBacklogsOrder() throws Exception {
-    Map<String, Integer> written = new HashMap<>(write(1, 1, 1));
+    Map<String, Integer> written = new HashMap<>(write(db, 1, 1, 1));
     RecordingPublisher publisher = new RecordingPublisher();
     ScheduledExecutorService starter =
         relays.executor(); // the common pool may have a single thread
@@ -814,7 +815,7 @@ class WalRelayIT {
       Eventually.await("the first start's parking is held", () -> lockWaiters() >= 1);
       WalRelay second = relays.relay("together", publisher, config().build());
       CompletableFuture<Void> secondStart = CompletableFuture.runAsync(second::start, starter);
-      written.putAll(write(1, 2, 1)); // after the slot's creation: in the stream
+      written.putAll(write(db, 1, 2, 1)); // after the slot's creation: in the stream
       Eventually.await(
           "the second start waits (or, before, published the new event)",
           () -> lockWaiters() >= 2 || !publisher.delivered().isEmpty());
@@ -824,7 +825,7 @@ class WalRelayIT {
     } finally {
       db.execute("drop trigger hold_parking on outbox_events; drop function hold_parking()");
     }
-    Eventually.await("everything delivered", () -> pending() == 0);
+    Eventually.await("everything delivered", () -> pending(db) == 0);
     DeliveryChecker.Verdict verdict = DeliveryChecker.check(written, publisher.deliveredPayloads());
     assertThat(verdict.lost()).isZero();
     assertThat(verdict.reordered()).as("the backlog's event first").isZero();
@@ -837,7 +838,7 @@ class WalRelayIT {
    */
   @Test
   void aFirstStartWhoseParkingTimesOutBesideASecondOneLosesNothing() throws Exception {
-    Map<String, Integer> written = new HashMap<>(write(1, 1, 1));
+    Map<String, Integer> written = new HashMap<>(write(db, 1, 1, 1));
     RecordingPublisher publisher = new RecordingPublisher();
     ScheduledExecutorService starter =
         relays.executor(); // the common pool may have a single thread
@@ -847,7 +848,7 @@ class WalRelayIT {
       Eventually.await("the first start's parking is held", () -> lockWaiters() >= 1);
       WalRelay second = relays.relay("together_late", publisher, config().build());
       CompletableFuture<Void> secondStart = CompletableFuture.runAsync(second::start, starter);
-      written.putAll(write(1, 2, 1));
+      written.putAll(write(db, 1, 2, 1));
       assertThatThrownBy(() -> firstStart.get(60, TimeUnit.SECONDS))
           .hasCauseInstanceOf(dev.pgoutbox.core.OutboxException.class)
           .cause()
@@ -859,10 +860,8 @@ class WalRelayIT {
     } finally {
       db.execute("drop trigger hold_parking on outbox_events; drop function hold_parking()");
     }
-    Eventually.await("everything delivered", () -> pending() == 0);
-    DeliveryChecker.Verdict verdict = DeliveryChecker.check(written, publisher.deliveredPayloads());
-    assertThat(verdict.lost()).isZero();
-    assertThat(verdict.reordered()).isZero();
+    Eventually.await("everything delivered", () -> pending(db) == 0);
+    assertNoneLostOrReordered(written, publisher.deliveredPayloads());
   }
 
   /**
@@ -914,14 +913,14 @@ class WalRelayIT {
       relays.stopAfterwards(relay);
       relay.start();
       Eventually.await("the reader attached", relay::isReading);
-      write(2, 1, 1);
+      write(db, 2, 1, 1);
       Eventually.await("published", () -> publisher.delivered().size() == 2);
 
       // Bytes dropped both ways: the reader's connection hangs, its reads see nothing, no error.
       network.blackhole();
       Eventually.await("the server ended the silent WAL sender", () -> readerPid("silent") == null);
       network.restore();
-      Map<String, Integer> written = write(2, 2, 1);
+      Map<String, Integer> written = write(db, 2, 2, 1);
 
       // The new stream may deliver the first events again (the slot's confirmation can trail
       // what was published): wait for the new events themselves, not for a count of deliveries.
@@ -931,7 +930,7 @@ class WalRelayIT {
       DeliveryChecker.Verdict verdict =
           DeliveryChecker.check(written, publisher.deliveredPayloads());
       assertThat(verdict.reordered()).isZero();
-      Eventually.await("everything completed", () -> pending() == 0);
+      Eventually.await("everything completed", () -> pending(db) == 0);
     }
   }
 
@@ -956,22 +955,20 @@ class WalRelayIT {
     WalRelay relay = relays.relay("dropped", publisher, config().build());
     relay.start();
     Eventually.await("the reader attached", relay::isReading);
-    write(5, 1, 2);
+    write(db, 5, 1, 2);
     Eventually.await("published through the slot", () -> publisher.delivered().size() == 10);
 
     Eventually.await(
         "the slot dropped",
         () -> {
-          terminateReader("dropped");
+          terminateReader(db, "dropped");
           return db.dropReplicationSlot("dropped");
         });
-    Map<String, Integer> written = write(5, 3, 2);
+    Map<String, Integer> written = write(db, 5, 3, 2);
 
     Eventually.await("the relay fell back", relay::hasFallenBack);
-    Eventually.await("everything completed by the table relay", () -> pending() == 0);
-    DeliveryChecker.Verdict verdict = DeliveryChecker.check(written, publisher.deliveredPayloads());
-    assertThat(verdict.lost()).isZero();
-    assertThat(verdict.reordered()).isZero();
+    Eventually.await("everything completed by the table relay", () -> pending(db) == 0);
+    assertNoneLostOrReordered(written, publisher.deliveredPayloads());
   }
 
   @Test
@@ -979,13 +976,7 @@ class WalRelayIT {
     AtomicBoolean brokerRefusesBad = new AtomicBoolean(true);
     RecordingPublisher publisher = refusingAggregateBad(brokerRefusesBad).closeGate();
     List<WalSlotStats> heard = new CopyOnWriteArrayList<>();
-    RelayListener listener =
-        new RelayListener() {
-          @Override
-          public void onWalSlot(WalSlotStats slot) {
-            heard.add(slot);
-          }
-        };
+    RelayListener listener = slotStatsInto(heard);
     WalRelay relay =
         relays.relay(
             "lag_time",
@@ -999,7 +990,7 @@ class WalRelayIT {
     Eventually.await("the reader attached", relay::isReading);
     assertThat(lagTime(admin)).as("nothing written: caught up").isZero();
 
-    write(1, 1, 1);
+    write(db, 1, 1, 1);
     assertThat(publisher.awaitEntered(20)).as("the batch reached the held publisher").isTrue();
     Duration first = lagTime(admin);
     assertThat(first).isPositive();
@@ -1010,7 +1001,7 @@ class WalRelayIT {
         () -> !heard.isEmpty() && heard.get(heard.size() - 1).lagTime().isPositive());
 
     publisher.open();
-    Eventually.await("caught up: no lag", () -> pending() == 0 && lagTime(admin).isZero());
+    Eventually.await("caught up: no lag", () -> pending(db) == 0 && lagTime(admin).isZero());
     Eventually.await(
         "the listener hears the lag fall back to 0",
         () -> heard.get(heard.size() - 1).lagTime().isZero());
@@ -1024,9 +1015,9 @@ class WalRelayIT {
             db.queryLong("select count(*) from outbox_events where parked and attempts > 0") == 1);
     Eventually.await(
         "a parked event is the table relay's lag, not the slot's", () -> lagTime(admin).isZero());
-    assertThat(pending()).as("the parked event is still pending").isOne();
+    assertThat(pending(db)).as("the parked event is still pending").isOne();
     brokerRefusesBad.set(false);
-    Eventually.await("the table relay drained it", () -> pending() == 0);
+    Eventually.await("the table relay drained it", () -> pending(db) == 0);
   }
 
   private static Duration lagTime(OutboxAdmin admin) {
@@ -1041,40 +1032,6 @@ class WalRelayIT {
                 m.aggregateId().equals("bad") && refusing.get()
                     ? PublishResult.retryable("broker says no")
                     : PublishResult.published());
-  }
-
-  /** Writes {@code seqs} events per aggregate from {@code fromSeq} on, one transaction each. */
-  private Map<String, Integer> write(int aggregates, int fromSeq, int seqs) {
-    Outbox outbox = Outbox.builder().schema(db.schema()).build();
-    Map<String, Integer> written = new HashMap<>();
-    for (int seq = fromSeq; seq < fromSeq + seqs; seq++) {
-      int s = seq;
-      List<OutboxEvent> events = new ArrayList<>();
-      for (int a = 0; a < aggregates; a++) {
-        events.add(event("agg-" + a, s));
-      }
-      db.dsl().transaction(tx -> outbox.appendAll(tx.dsl(), events));
-    }
-    for (int a = 0; a < aggregates; a++) {
-      written.put("agg-" + a, fromSeq + seqs - 1);
-    }
-    return written;
-  }
-
-  private static long count(RecordingPublisher publisher, String aggregatePrefix) {
-    return publisher.delivered().stream()
-        .filter(m -> m.aggregateId().startsWith(aggregatePrefix))
-        .count();
-  }
-
-  private static long pending() {
-    return db.queryLong("select count(*) from outbox_events where processed_at is null");
-  }
-
-  private static boolean slotExists(String slot) {
-    return db.queryLong(
-            "select count(*) from pg_replication_slots where slot_name = '" + slot + "'")
-        > 0;
   }
 
   private static long lockWaiters() {
@@ -1116,41 +1073,6 @@ class WalRelayIT {
       retries.incrementAndGet();
       delivered.add(message);
       return CompletableFuture.completedFuture(List.of(PublishResult.published()));
-    }
-  }
-
-  private static void terminateReader(String slot) {
-    try (Connection c = db.connect();
-        PreparedStatement ps =
-            c.prepareStatement(
-                "select pg_terminate_backend(active_pid) from pg_replication_slots"
-                    + " where slot_name = ? and active_pid is not null")) {
-      ps.setString(1, slot);
-      ps.execute();
-    } catch (SQLException e) {
-      throw new IllegalStateException("could not terminate the reader of " + slot, e);
-    }
-  }
-
-  /**
-   * Publishes through a recording publisher until it delivered {@code after}, then never answers.
-   */
-  private static final class StallingPublisher implements Publisher {
-    final RecordingPublisher delegate = new RecordingPublisher();
-    private final int after;
-    volatile boolean stalled;
-
-    StallingPublisher(int after) {
-      this.after = after;
-    }
-
-    @Override
-    public CompletionStage<List<PublishResult>> publish(List<OutboxMessage> batch) {
-      if (delegate.delivered().size() >= after) {
-        stalled = true;
-        return new CompletableFuture<>();
-      }
-      return delegate.publish(batch);
     }
   }
 }

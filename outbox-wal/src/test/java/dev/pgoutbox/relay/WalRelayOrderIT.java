@@ -1,6 +1,11 @@
 package dev.pgoutbox.relay;
 
 import static dev.pgoutbox.relay.WalTestRelays.config;
+import static dev.pgoutbox.relay.WalTestSupport.assertNoneLostOrReordered;
+import static dev.pgoutbox.relay.WalTestSupport.fallBacksInto;
+import static dev.pgoutbox.relay.WalTestSupport.pending;
+import static dev.pgoutbox.relay.WalTestSupport.slotExists;
+import static dev.pgoutbox.relay.WalTestSupport.terminateReader;
 import static dev.pgoutbox.relay.testing.EventRows.event;
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -17,7 +22,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicBoolean;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -31,16 +35,11 @@ class WalRelayOrderIT {
 
   @RegisterExtension static final TestSchema db = TestSchema.migratedWithLogicalDecoding(10);
 
-  private final WalTestRelays relays = new WalTestRelays(db);
+  @RegisterExtension final WalTestRelays relays = new WalTestRelays(db);
 
   @BeforeEach
   void emptyOutbox() {
     db.execute("truncate outbox_events");
-  }
-
-  @AfterEach
-  void stopAndDropSlots() {
-    relays.stopAllAndDropSlots();
   }
 
   /**
@@ -87,7 +86,7 @@ class WalRelayOrderIT {
         .as("commit order")
         .extracting(DeliveryChecker::seqOf)
         .containsExactly(1, 2);
-    Eventually.await("both completed", () -> pending() == 0);
+    Eventually.await("both completed", () -> pending(db) == 0);
   }
 
   /**
@@ -102,15 +101,9 @@ class WalRelayOrderIT {
   @Test
   void aSlotAdvancedByHandPastUnreadEventsFallsBackWithNothingLostOrReordered() throws Exception {
     List<String> fallBacks = new CopyOnWriteArrayList<>();
-    RelayListener listener =
-        new RelayListener() {
-          @Override
-          public void onWalFallBack(String slotName, String reason) {
-            fallBacks.add(reason);
-          }
-        };
     RecordingPublisher publisher = new RecordingPublisher();
-    WalRelay first = relays.relay("advanced", publisher, config().build(), listener);
+    WalRelay first =
+        relays.relay("advanced", publisher, config().build(), fallBacksInto(fallBacks));
     first.start();
     Eventually.await("the reader attached", first::isReading);
     first.stop(Duration.ofSeconds(5));
@@ -130,11 +123,12 @@ class WalRelayOrderIT {
           }
         });
 
-    WalRelay second = relays.relay("advanced", publisher, config().build(), listener);
+    WalRelay second =
+        relays.relay("advanced", publisher, config().build(), fallBacksInto(fallBacks));
     second.start();
     Eventually.await("the relay fell back", () -> second.hasFallenBack() && !fallBacks.isEmpty());
     assertThat(fallBacks).singleElement().asString().contains("skipped 1 pending event");
-    Eventually.await("both published", () -> pending() == 0);
+    Eventually.await("both published", () -> pending(db) == 0);
     assertThat(publisher.deliveredPayloads())
         .extracting(DeliveryChecker::seqOf)
         .containsExactly(1, 2);
@@ -157,7 +151,7 @@ class WalRelayOrderIT {
     Eventually.await(
         "the reader's WAL sender ended",
         () -> {
-          terminateReader("advanced_running");
+          terminateReader(db, "advanced_running");
           return db.queryLong(
                   "select count(*) from pg_replication_slots"
                       + " where slot_name = 'advanced_running' and not active")
@@ -170,11 +164,9 @@ class WalRelayOrderIT {
     publisher.open();
 
     Eventually.await("the relay fell back", relay::hasFallenBack);
-    Eventually.await("everything published", () -> pending() == 0);
+    Eventually.await("everything published", () -> pending(db) == 0);
     Map<String, Integer> written = Map.of("w-1", 1, "x-1", 2);
-    DeliveryChecker.Verdict verdict = DeliveryChecker.check(written, publisher.deliveredPayloads());
-    assertThat(verdict.lost()).isZero();
-    assertThat(verdict.reordered()).isZero();
+    assertNoneLostOrReordered(written, publisher.deliveredPayloads());
   }
 
   /**
@@ -203,13 +195,13 @@ class WalRelayOrderIT {
     b.start();
     Outbox outbox = Outbox.builder().schema(db.schema()).build();
     db.dsl().transaction(tx -> outbox.append(tx.dsl(), event("x-1", 1)));
-    Eventually.await("published through the slot", () -> pending() == 0);
+    Eventually.await("published through the slot", () -> pending(db) == 0);
 
     Eventually.await(
         "the slot dropped",
         () -> {
-          terminateReader("follow");
-          return db.dropReplicationSlot("follow") && !slotExists("follow");
+          terminateReader(db, "follow");
+          return db.dropReplicationSlot("follow") && !slotExists(db, "follow");
         });
     Eventually.await("both fell back", () -> a.hasFallenBack() && b.hasFallenBack());
 
@@ -230,7 +222,7 @@ class WalRelayOrderIT {
         () -> (!a.hasFallenBack() && !resumed.isEmpty()) || publisherA.published("n-1"));
     assertThat(resumed).containsExactly("follow");
     publisherB.open();
-    Eventually.await("published and completed", () -> pending() == 0);
+    Eventually.await("published and completed", () -> pending(db) == 0);
     List<OutboxMessage> all = new ArrayList<>(publisherA.delivered());
     all.addAll(publisherB.delivered());
     assertThat(all).extracting(OutboxMessage::aggregateId).containsOnlyOnce("n-1");
@@ -248,23 +240,54 @@ class WalRelayOrderIT {
             otherPublisher.delivered().stream()
                 .anyMatch(
                     m -> m.aggregateId().equals("n-1") && DeliveryChecker.seqOf(m.payload()) == 2));
-    Eventually.await("completed", () -> pending() == 0);
+    Eventually.await("completed", () -> pending(db) == 0);
   }
 
-  private static void terminateReader(String slot) {
-    db.execute(
-        "select pg_terminate_backend(active_pid) from pg_replication_slots where slot_name = '"
-            + slot
-            + "' and active_pid is not null");
-  }
+  /**
+   * A back-off function that throws while the reader decides a failed event's outcome dead-letters
+   * that event with the reason, as the table relay does; the reader does not fail its batch (which
+   * would publish the batch again and again) and the other events flow.
+   */
+  @Test
+  void anErrorWhileDecidingOneOutcomeDeadLettersThatEventOnly() throws Exception {
+    RecordingPublisher publisher =
+        new RecordingPublisher()
+            .decide(
+                m ->
+                    m.aggregateId().equals("failing")
+                        ? PublishResult.retryable("broker hiccup")
+                        : PublishResult.published());
+    RelayConfig brokenBackoff =
+        config()
+            .backoff(
+                attempt -> {
+                  throw new IllegalStateException("backoff broke");
+                })
+            .build();
+    WalRelay relay = relays.relay("undecided", publisher, brokenBackoff);
+    relay.start();
+    Eventually.await("the reader attached", relay::isReading);
+    Outbox outbox = Outbox.builder().schema(db.schema()).build();
+    db.dsl()
+        .transaction(
+            tx -> {
+              outbox.append(tx.dsl(), event("failing", 1));
+              outbox.append(tx.dsl(), event("good", 1));
+            });
 
-  private static boolean slotExists(String slot) {
-    return db.queryLong(
-            "select count(*) from pg_replication_slots where slot_name = '" + slot + "'")
-        > 0;
-  }
-
-  private static long pending() {
-    return db.queryLong("select count(*) from outbox_events where processed_at is null");
+    Eventually.await(
+        "the failing event dead-lettered with the reason",
+        () ->
+            db.queryLong(
+                    "select count(*) from outbox_events where aggregate_id = 'failing'"
+                        + " and dead_at is not null and last_error like '%could not decide%'"
+                        + " and last_error like '%backoff broke%'")
+                == 1);
+    Eventually.await("the good event completed", () -> pending(db) == 1);
+    assertThat(publisher.delivered())
+        .as("published once: the batch was not read and published again")
+        .extracting(OutboxMessage::aggregateId)
+        .containsExactly("good");
+    assertThat(relay.isReading()).isTrue();
   }
 }

@@ -1,5 +1,7 @@
 package dev.pgoutbox.relay;
 
+import static dev.pgoutbox.relay.WalTestSupport.slotExists;
+import static dev.pgoutbox.relay.WalTestSupport.slotStatsInto;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -89,13 +91,13 @@ class WalRelayStartIT {
           .hasMessageContaining("could not create replication slot held_up within PT1S")
           .hasMessageContaining("session pid " + pid)
           .hasMessageContaining("nothing was created");
-      assertThat(slotExists("held_up")).isFalse();
+      assertThat(slotExists(logical, "held_up")).isFalse();
       assertThat(relay.isRunning()).isFalse();
       blocker.commit();
     }
     WalRelay relay = heldUpRelay("held_up");
     startWithin(relay);
-    assertThat(slotExists("held_up")).as("created once the transaction ended").isTrue();
+    assertThat(slotExists(logical, "held_up")).as("created once the transaction ended").isTrue();
     relay.stop(Duration.ofSeconds(5));
     Eventually.await("slot dropped", () -> logical.dropReplicationSlot("held_up"));
   }
@@ -116,7 +118,7 @@ class WalRelayStartIT {
           .isInstanceOf(OutboxException.class)
           .hasMessageContaining("prepared transaction 'start_it_orphan'")
           .hasMessageContaining("ROLLBACK PREPARED");
-      assertThat(slotExists("orphaned")).isFalse();
+      assertThat(slotExists(logical, "orphaned")).isFalse();
     } finally {
       logical.execute("rollback prepared 'start_it_orphan'");
     }
@@ -138,12 +140,6 @@ class WalRelayStartIT {
     } catch (TimeoutException e) {
       throw new AssertionError("WalRelay.start() still waiting after 60 s", e);
     }
-  }
-
-  private static boolean slotExists(String slot) {
-    return logical.queryLong(
-            "select count(*) from pg_replication_slots where slot_name = '" + slot + "'")
-        > 0;
   }
 
   @Test
@@ -172,13 +168,7 @@ class WalRelayStartIT {
   @Test
   void theSlotsLagIsReadForAdminsAndMetrics() throws Exception {
     List<WalSlotStats> heard = new CopyOnWriteArrayList<>();
-    RelayListener listener =
-        new RelayListener() {
-          @Override
-          public void onWalSlot(WalSlotStats slot) {
-            heard.add(slot);
-          }
-        };
+    RelayListener listener = slotStatsInto(heard);
     WalRelay relay = relay(logical, "lagging", true, listener);
     try {
       relay.start();

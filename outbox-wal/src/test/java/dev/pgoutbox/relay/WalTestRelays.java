@@ -9,13 +9,16 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
+import org.junit.jupiter.api.extension.AfterEachCallback;
+import org.junit.jupiter.api.extension.ExtensionContext;
 
 /**
  * The WAL relays one test builds, each on a slot of its own: built the one way the WAL relay tests
  * share ({@link TestWalRelays}, an executor of their own), then stopped, their executors shut down
- * and their slots dropped by {@link #stopAllAndDropSlots} after the test.
+ * and their slots dropped after the test. Registered as an extension of the test instance:
+ * {@code @RegisterExtension final WalTestRelays relays = new WalTestRelays(db);}.
  */
-final class WalTestRelays {
+final class WalTestRelays implements AfterEachCallback {
 
   private final TestSchema db;
   private final List<WalRelay> relays = new ArrayList<>();
@@ -84,6 +87,11 @@ final class WalTestRelays {
   WalRelay stopAfterwards(WalRelay relay) {
     relays.add(relay);
     return relay;
+  }
+
+  @Override
+  public void afterEach(ExtensionContext context) {
+    stopAllAndDropSlots();
   }
 
   /** Stops every relay, shuts every executor down and drops every slot. */

@@ -3,22 +3,16 @@ package dev.pgoutbox.relay.internal;
 import dev.pgoutbox.core.OutboxException;
 import dev.pgoutbox.relay.Ordering;
 import dev.pgoutbox.relay.OutboxMessage;
-import dev.pgoutbox.relay.PublishResult;
 import dev.pgoutbox.relay.PublishTracing;
 import dev.pgoutbox.relay.Publisher;
 import dev.pgoutbox.relay.RelayConfig;
 import dev.pgoutbox.relay.RelayListener;
-import dev.pgoutbox.relay.RelayListener.BatchReport;
-import dev.pgoutbox.relay.RelayListener.EventFailure;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.sql.Savepoint;
 import java.time.Duration;
-import java.time.Instant;
 import java.util.ArrayList;
-import java.util.HashSet;
 import java.util.List;
-import java.util.Set;
 import javax.sql.DataSource;
 import org.jooq.DSLContext;
 import org.jooq.SQLDialect;
@@ -174,8 +168,8 @@ public final class BatchRunner {
           return 0;
         }
         outcome = publishAndDecide(rows);
-        outcome.recorded += marker.published(tx, outcome.publishedPositions());
-        outcome.recorded += recordFailures(connection, tx, outcome.failures());
+        outcome.recorded += marker.published(tx, outcome.publishedPositions);
+        outcome.recorded += recordFailures(connection, tx, outcome.step.failures());
         connection.commit();
       } catch (SQLException | RuntimeException e) {
         rollbackQuietly(connection);
@@ -192,109 +186,21 @@ public final class BatchRunner {
       }
     }
     report(outcome, Duration.ofNanos(System.nanoTime() - started));
-    return outcome.claimed();
+    return outcome.step.claimed();
   }
 
   private Outcome publishAndDecide(List<ClaimedRow> rows) throws InterruptedException {
-    boolean strict = config.ordering() == Ordering.STRICT;
-    Outcome outcome = new Outcome(rows.size());
-    Set<ClaimedRow.AggregateKey> stopped = new HashSet<>();
-    List<OutboxMessage> batch = new ArrayList<>(rows.size());
-    List<ClaimedRow> batchRows = new ArrayList<>(rows.size());
+    Outcome outcome = new Outcome(new PublishStep(config, rows.size()));
+    PublishStep step = outcome.step;
     for (ClaimedRow row : rows) {
-      if (strict && stopped.contains(row.aggregate())) {
-        outcome.heldBack++;
+      if (step.isStopped(row.aggregate())) {
+        step.heldBack();
         continue;
       }
-      switch (MessageMapper.toMessage(row)) {
-        case MessageMapper.Usable(OutboxMessage message) -> {
-          batch.add(message);
-          batchRows.add(row);
-        }
-        case MessageMapper.Unusable(String reason) -> {
-          outcome.deadLetter(row, MessageMapper.forReport(row), "unusable row: " + reason);
-          if (strict) {
-            stopped.add(row.aggregate());
-          }
-        }
-      }
+      step.add(row);
     }
-    if (batch.isEmpty()) {
-      return outcome;
-    }
-
-    TracedBatch traced = TracedBatch.start(tracing, batch, publisher, log);
-    try {
-      PublishCall.Answers answers =
-          PublishCall.publish(publisher, traced.messages(), config.publishTimeout(), log);
-      if (Thread.currentThread().isInterrupted()) {
-        // stop() gave up on this batch: roll it back rather than record attempts.
-        throw new InterruptedException("interrupted while publishing");
-      }
-      for (int i = 0; i < batch.size(); i++) {
-        OutboxMessage message = batch.get(i);
-        ClaimedRow row = batchRows.get(i);
-        PublishResult result = answers.results().get(i);
-        boolean aggregateStopped = strict && stopped.contains(row.aggregate());
-        if (isPublished(result)) {
-          if (aggregateStopped) {
-            // It is out: record it so it is not sent a second time, and say loudly what happened.
-            log.errorEvent(
-                message,
-                "Order violation by publisher {}: it reported this event published after an"
-                    + " earlier event of its aggregate failed or went unanswered in the same batch",
-                publisher.getClass().getName());
-            outcome.orderViolations.add(message);
-          }
-          outcome.published(message);
-          traced.published(i, result);
-        } else if (aggregateStopped) {
-          outcome.heldBack++;
-          traced.heldBack(i);
-        } else {
-          EventFailure failure =
-              decideFailure(outcome, row, message, result, answers.unansweredReason());
-          traced.failed(i, failure, result instanceof PublishResult.Permanent);
-          if (strict) {
-            stopped.add(row.aggregate());
-          }
-        }
-      }
-    } finally {
-      traced.end();
-    }
+    step.publish(publisher, tracing, log, outcome);
     return outcome;
-  }
-
-  /** Whether the publisher answered published; {@code null} is an unanswered event. */
-  private static boolean isPublished(@Nullable PublishResult result) {
-    return switch (result) {
-      case null -> false;
-      case PublishResult.Published p -> true;
-      case PublishResult.Retryable r -> false;
-      case PublishResult.Permanent p -> false;
-    };
-  }
-
-  /** Records one failed (or unanswered) event; an error while deciding dead-letters it. */
-  private EventFailure decideFailure(
-      Outcome outcome,
-      ClaimedRow row,
-      OutboxMessage message,
-      @Nullable PublishResult result,
-      String unansweredReason) {
-    try {
-      return switch (result) {
-        case null -> outcome.fail(row, message, unansweredReason, false, null);
-        case PublishResult.Permanent p -> outcome.fail(row, message, p.reason(), true, null);
-        case PublishResult.Retryable r ->
-            outcome.fail(row, message, r.reason(), false, r.retryAfter());
-        case PublishResult.Published p -> throw new IllegalStateException("published");
-      };
-    } catch (RuntimeException e) {
-      return outcome.deadLetter(
-          row, message, "the relay could not decide this event's outcome: " + describe(e));
-    }
   }
 
   /**
@@ -340,7 +246,7 @@ public final class BatchRunner {
   }
 
   private void report(Outcome outcome, Duration duration) {
-    int expected = outcome.publishedPositions.size() + outcome.failures.size();
+    int expected = outcome.publishedPositions.size() + outcome.step.failures().size();
     if (outcome.recorded != expected) {
       log.error(
           "Recorded {} of {} outcomes: rows this relay held were changed behind its back",
@@ -351,35 +257,8 @@ public final class BatchRunner {
     for (OutboxMessage message : outcome.orderViolations) {
       listener.onOrderViolation(message);
     }
-    Instant now = config.clock().instant();
-    for (OutboxMessage message : outcome.publishedMessages) {
-      listener.onPublished(message, Duration.between(message.createdAt(), now));
-    }
-    for (EventFailure failure : outcome.failureReports) {
-      if (failure.dead()) {
-        log.errorEvent(
-            failure.message(),
-            "Event dead-lettered after {} attempt(s): {}",
-            failure.attempts(),
-            failure.reason());
-      } else {
-        log.warnEvent(
-            failure.message(),
-            "Publish failed (attempt {}), retrying in {}: {}",
-            failure.attempts(),
-            failure.retryIn(),
-            failure.reason());
-      }
-      listener.onFailed(failure);
-    }
-    listener.onBatch(
-        new BatchReport(
-            outcome.claimed(),
-            outcome.publishedMessages.size(),
-            outcome.retried,
-            outcome.dead,
-            outcome.heldBack,
-            duration));
+    outcome.step.reportEvents(listener, log, "Publish failed (attempt {}), retrying in {}: {}");
+    listener.onBatch(outcome.step.batchReport(duration));
   }
 
   private static String describe(Throwable t) {
@@ -402,84 +281,25 @@ public final class BatchRunner {
     }
   }
 
-  /** What to record for one batch. */
-  private final class Outcome {
-    private final int claimed;
+  /** What to record for one batch: the step's outcomes, and the positions to mark published. */
+  private static final class Outcome implements PublishStep.Answers {
+    private final PublishStep step;
     private final List<Long> publishedPositions = new ArrayList<>();
-    private final List<OutboxMessage> publishedMessages = new ArrayList<>();
-    private final List<Marker.Failure> failures = new ArrayList<>();
-    private final List<EventFailure> failureReports = new ArrayList<>();
     private final List<OutboxMessage> orderViolations = new ArrayList<>();
-    private int retried;
-    private int dead;
-    private int heldBack;
     private int recorded;
 
-    Outcome(int claimed) {
-      this.claimed = claimed;
+    Outcome(PublishStep step) {
+      this.step = step;
     }
 
-    int claimed() {
-      return claimed;
-    }
-
-    List<Long> publishedPositions() {
-      return publishedPositions;
-    }
-
-    List<Marker.Failure> failures() {
-      return failures;
-    }
-
-    void published(OutboxMessage message) {
+    @Override
+    public void published(ClaimedRow row, OutboxMessage message) {
       publishedPositions.add(message.position());
-      publishedMessages.add(message);
     }
 
-    EventFailure fail(
-        ClaimedRow row,
-        OutboxMessage message,
-        String reason,
-        boolean permanent,
-        Duration retryAfterHint) {
-      int attempts = MessageMapper.nextAttempt(row.attempts());
-      boolean isDead = permanent || attempts >= config.maxAttempts();
-      Duration retryIn = isDead ? Duration.ZERO : retryDelay(attempts, retryAfterHint);
-      return addFailure(row, message, reason, attempts, isDead, retryIn);
+    @Override
+    public void orderViolation(OutboxMessage message) {
+      orderViolations.add(message);
     }
-
-    /** Dead-letters {@code row} at once with {@code reason}. */
-    EventFailure deadLetter(ClaimedRow row, OutboxMessage message, String reason) {
-      return addFailure(
-          row, message, reason, MessageMapper.nextAttempt(row.attempts()), true, Duration.ZERO);
-    }
-
-    private EventFailure addFailure(
-        ClaimedRow row,
-        OutboxMessage message,
-        String reason,
-        int attempts,
-        boolean isDead,
-        Duration retryIn) {
-      String stored = FailureRules.storedReason(reason, config.lastErrorMaxLength());
-      failures.add(new Marker.Failure(row.id(), attempts, stored, isDead, retryIn));
-      EventFailure report = new EventFailure(message, stored, attempts, isDead, retryIn);
-      failureReports.add(report);
-      if (isDead) {
-        dead++;
-      } else {
-        retried++;
-      }
-      return report;
-    }
-  }
-
-  /**
-   * The backoff for {@code attempts}, or the publisher's hint when longer: the hint cut at {@link
-   * RelayConfig#maxRetryHint()}, everything cut at {@link RelayConfig#MAX_RETRY_DELAY}, so the
-   * stored {@code retry_after} is always a reachable time.
-   */
-  private Duration retryDelay(int attempts, @Nullable Duration hint) {
-    return FailureRules.retryDelay(config, attempts, hint);
   }
 }

@@ -13,6 +13,7 @@ import java.sql.Savepoint;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.atomic.AtomicReference;
 import javax.sql.DataSource;
 import org.jooq.DSLContext;
 import org.jooq.SQLDialect;
@@ -23,17 +24,10 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * One batch: claim, publish, mark, commit, in one transaction. The rows stay locked while the
- * publisher works, so a crash at any point releases them untouched for another relay.
- *
- * <p>Strict ordering: per aggregate, the first event that is not published ends that aggregate's
- * turn in the batch. It is recorded as failed; the events behind it are left exactly as they were
- * (held back, not counted as attempts) and go out after it. A publisher that reports a later event
- * published anyway broke the order: counted ({@link RelayListener#onOrderViolation}) and logged at
- * ERROR.
- *
- * <p>Nothing one event does can fail the batch: an unusable row, an absurd retry hint, or an error
- * while deciding or recording one event's outcome dead-letters that event with the reason, and the
- * others are recorded as usual. A publish that passes the timeout keeps the answers that arrived.
+ * publisher works, so a crash at any point releases them untouched for another relay. The
+ * publishing, its ordering and what a failing event does to the others are {@link PublishStep}'s,
+ * the same for the WAL reader; the events a strict batch holds back are left exactly as they were
+ * (not counted as attempts) and go out after the event that stopped them.
  */
 public final class BatchRunner {
 
@@ -50,8 +44,7 @@ public final class BatchRunner {
   private final RelayListener listener;
   private final RelayLog log;
 
-  private final java.util.concurrent.atomic.AtomicReference<@Nullable Boolean> parkedOnlyRequest =
-      new java.util.concurrent.atomic.AtomicReference<>();
+  private final AtomicReference<@Nullable Boolean> parkedOnlyRequest = new AtomicReference<>();
 
   private volatile @Nullable FallBackGuard fallBackGuard;
 

@@ -2,13 +2,11 @@ package dev.pgoutbox.admin;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import dev.pgoutbox.relay.testing.EventRows;
+import dev.pgoutbox.relay.testing.ShadowedSearchPath;
 import dev.pgoutbox.testing.TestSchema;
 import java.io.IOException;
-import java.io.InputStream;
-import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.Statement;
 import java.time.Duration;
@@ -30,53 +28,30 @@ class AdminHostileSearchPathIT {
 
   @RegisterExtension static final TestSchema db = TestSchema.migrated();
 
-  private static String hostileRole;
-  private static String shadow;
+  private static ShadowedSearchPath shadows;
   private static HikariDataSource hostilePathPool;
 
   @BeforeAll
   static void plantShadows() throws IOException {
-    hostileRole = db.schema() + "_hostile";
-    shadow = db.schema() + "_shadow";
-    db.execute("CREATE ROLE " + hostileRole + " NOLOGIN");
-    db.execute("CREATE SCHEMA " + shadow + " AUTHORIZATION " + hostileRole);
-    String plant;
-    try (InputStream in =
-        AdminHostileSearchPathIT.class.getResourceAsStream(
-            "/dev/pgoutbox/relay/plant-shadows.sql")) {
-      assertThat(in).as("plant-shadows.sql of the relay's test-jar").isNotNull();
-      plant = new String(in.readAllBytes(), StandardCharsets.UTF_8).replace("__SHADOW__", shadow);
-    }
-    db.execute("SET ROLE " + hostileRole + ";\n" + plant + "\nRESET ROLE");
-    HikariConfig config = new HikariConfig();
-    config.setJdbcUrl(db.jdbcUrl());
-    config.setMaximumPoolSize(2);
-    config.setMinimumIdle(0);
-    config.setPoolName("admin-hostile-path");
-    config.setConnectionInitSql("SET search_path = " + shadow + ", pg_catalog, public");
-    hostilePathPool = new HikariDataSource(config);
+    shadows = ShadowedSearchPath.plant(db, "admin-hostile-path", 2);
+    hostilePathPool = shadows.pool();
   }
 
   @AfterAll
   static void dropShadows() {
-    if (hostilePathPool != null) {
-      hostilePathPool.close();
-    }
-    if (hostileRole != null) {
-      db.execute("DROP SCHEMA IF EXISTS " + shadow + " CASCADE");
-      db.execute("DROP ROLE IF EXISTS " + hostileRole);
+    if (shadows != null) {
+      shadows.close();
     }
   }
 
   @BeforeEach
   void emptyTables() {
-    db.execute("TRUNCATE outbox_events, " + shadow + ".hits");
+    db.execute("TRUNCATE outbox_events");
+    shadows.clearHits();
   }
 
   private static List<String> hits() {
-    return db.dsl()
-        .resultQuery("select sig || ' in: ' || query from " + shadow + ".hits")
-        .fetch(0, String.class);
+    return shadows.hits();
   }
 
   @Test

@@ -2,13 +2,11 @@ package dev.pgoutbox.admin;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
-import dev.pgoutbox.db.OutboxRoles;
 import dev.pgoutbox.relay.testing.EventRows;
+import dev.pgoutbox.relay.testing.LeastPrivilegeRoles;
 import dev.pgoutbox.testing.TestSchema;
 import java.time.Duration;
-import java.util.List;
 import java.util.UUID;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -23,47 +21,19 @@ class AdminLeastPrivilegeIT {
 
   @RegisterExtension static final TestSchema db = TestSchema.migrated();
 
-  private static final String PASSWORD = "pgoutbox-admin-least-privilege";
-
-  private static String writerRole;
-  private static String relayRole;
-  private static String consumerRole;
+  private static LeastPrivilegeRoles roles;
   private static HikariDataSource relayPool;
 
   @BeforeAll
   static void createRoles() {
-    // Role names are cluster-wide: derive them from this run's unique schema name.
-    writerRole = db.schema() + "_writer";
-    relayRole = db.schema() + "_relay";
-    consumerRole = db.schema() + "_consumer";
-    for (String role : List.of(writerRole, relayRole, consumerRole)) {
-      db.execute("CREATE ROLE " + role + " LOGIN PASSWORD '" + PASSWORD + "'");
-    }
-    OutboxRoles.grant(db.dataSource(), db.schema(), writerRole, relayRole, consumerRole);
-    String url =
-        db.jdbcUrl()
-            .replaceAll("([?&])(user|password)=[^&]*", "$1")
-            .replaceAll("&&+", "&")
-            .replace("?&", "?");
-    HikariConfig config = new HikariConfig();
-    config.setJdbcUrl(
-        url + (url.endsWith("&") ? "" : "&") + "user=" + relayRole + "&password=" + PASSWORD);
-    config.setMaximumPoolSize(2);
-    config.setMinimumIdle(0);
-    config.setPoolName("admin-least-privilege");
-    relayPool = new HikariDataSource(config);
+    roles = LeastPrivilegeRoles.grant(db, "pgoutbox-admin-least-privilege");
+    relayPool = roles.poolAs(roles.relay(), 2, "admin-least-privilege");
   }
 
   @AfterAll
   static void dropRoles() {
-    if (relayPool != null) {
-      relayPool.close();
-    }
-    for (String role : new String[] {writerRole, relayRole, consumerRole}) {
-      if (role != null) {
-        db.execute("DROP OWNED BY " + role);
-        db.execute("DROP ROLE " + role);
-      }
+    if (roles != null) {
+      roles.close();
     }
   }
 

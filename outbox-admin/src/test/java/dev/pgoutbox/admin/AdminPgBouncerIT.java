@@ -2,7 +2,6 @@ package dev.pgoutbox.admin;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import dev.pgoutbox.relay.testing.EventRows;
 import dev.pgoutbox.testing.PgBouncer;
@@ -28,18 +27,11 @@ class AdminPgBouncerIT {
   @BeforeAll
   static void start() {
     bouncer = PgBouncer.transactionMode(TestDatabase.get(), 2);
-    HikariConfig config = new HikariConfig();
-    config.setJdbcUrl(bouncer.jdbcUrl() + "&prepareThreshold=0");
-    config.setMaximumPoolSize(4);
-    config.setPoolName("admin-through-pgbouncer");
-    pool = new HikariDataSource(config);
+    pool = bouncer.pool(4, "admin-through-pgbouncer");
   }
 
   @AfterAll
   static void stop() {
-    if (pool != null) {
-      pool.close();
-    }
     if (bouncer != null) {
       bouncer.close();
     }

@@ -2,18 +2,16 @@ package dev.pgoutbox.relay;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import dev.pgoutbox.core.Inbox;
 import dev.pgoutbox.core.Outbox;
 import dev.pgoutbox.core.OutboxEvent;
 import dev.pgoutbox.relay.internal.StatsReader;
 import dev.pgoutbox.relay.testing.RecordingPublisher;
+import dev.pgoutbox.relay.testing.ShadowedSearchPath;
 import dev.pgoutbox.testing.Eventually;
 import dev.pgoutbox.testing.TestSchema;
 import java.io.IOException;
-import java.io.InputStream;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -42,44 +40,26 @@ class HostileSearchPathIT {
 
   @RegisterExtension static final TestSchema db = TestSchema.migrated(4);
 
-  private static String hostileRole;
-  private static String shadow;
+  private static ShadowedSearchPath shadows;
   private static HikariDataSource hostilePathPool;
 
   @BeforeAll
   static void plantShadows() throws IOException {
-    hostileRole = db.schema() + "_hostile";
-    shadow = db.schema() + "_shadow";
-    db.execute("CREATE ROLE " + hostileRole + " NOLOGIN");
-    db.execute("CREATE SCHEMA " + shadow + " AUTHORIZATION " + hostileRole);
-    String plant;
-    try (InputStream in = HostileSearchPathIT.class.getResourceAsStream("plant-shadows.sql")) {
-      plant = new String(in.readAllBytes(), StandardCharsets.UTF_8).replace("__SHADOW__", shadow);
-    }
-    db.execute("SET ROLE " + hostileRole + ";\n" + plant + "\nRESET ROLE");
-    HikariConfig config = new HikariConfig();
-    config.setJdbcUrl(db.jdbcUrl());
-    config.setMaximumPoolSize(6);
-    config.setMinimumIdle(0);
-    config.setPoolName("hostile-path");
-    config.setConnectionInitSql("SET search_path = " + shadow + ", pg_catalog, public");
-    hostilePathPool = new HikariDataSource(config);
+    shadows = ShadowedSearchPath.plant(db, "hostile-path", 6);
+    hostilePathPool = shadows.pool();
   }
 
   @AfterAll
   static void dropShadows() {
-    if (hostilePathPool != null) {
-      hostilePathPool.close();
-    }
-    if (hostileRole != null) {
-      db.execute("DROP SCHEMA IF EXISTS " + shadow + " CASCADE");
-      db.execute("DROP ROLE IF EXISTS " + hostileRole);
+    if (shadows != null) {
+      shadows.close();
     }
   }
 
   @BeforeEach
   void emptyTables() {
-    db.execute("TRUNCATE outbox_events, processed_events, " + shadow + ".hits");
+    db.execute("TRUNCATE outbox_events, processed_events");
+    shadows.clearHits();
   }
 
   private static DSLContext hostile() {
@@ -87,9 +67,7 @@ class HostileSearchPathIT {
   }
 
   private static List<String> hits() {
-    return db.dsl()
-        .resultQuery("select sig || ' in: ' || query from " + shadow + ".hits")
-        .fetch(0, String.class);
+    return shadows.hits();
   }
 
   @Test

@@ -4,7 +4,6 @@ import static dev.pgoutbox.db.jooq.Tables.OUTBOX_EVENTS;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import dev.pgoutbox.core.Inbox;
 import dev.pgoutbox.core.Outbox;
@@ -14,6 +13,7 @@ import dev.pgoutbox.db.OutboxRoles;
 import dev.pgoutbox.db.OutboxSchema;
 import dev.pgoutbox.relay.internal.StatsReader;
 import dev.pgoutbox.relay.testing.DeadRows;
+import dev.pgoutbox.relay.testing.LeastPrivilegeRoles;
 import dev.pgoutbox.relay.testing.RecordingPublisher;
 import dev.pgoutbox.testing.Eventually;
 import dev.pgoutbox.testing.TestSchema;
@@ -42,8 +42,7 @@ class LeastPrivilegeIT {
 
   @RegisterExtension static final TestSchema db = TestSchema.migrated(4);
 
-  private static final String PASSWORD = "pgoutbox-least-privilege";
-
+  private static LeastPrivilegeRoles roles;
   private static String writerRole;
   private static String relayRole;
   private static String consumerRole;
@@ -53,14 +52,10 @@ class LeastPrivilegeIT {
 
   @BeforeAll
   static void createRoles() {
-    // Role names are cluster-wide: derive them from this run's unique schema name.
-    writerRole = db.schema() + "_writer";
-    relayRole = db.schema() + "_relay";
-    consumerRole = db.schema() + "_consumer";
-    for (String role : List.of(writerRole, relayRole, consumerRole)) {
-      db.execute("CREATE ROLE " + role + " LOGIN PASSWORD '" + PASSWORD + "'");
-    }
-    OutboxRoles.grant(db.dataSource(), db.schema(), writerRole, relayRole, consumerRole);
+    roles = LeastPrivilegeRoles.grant(db, "pgoutbox-least-privilege");
+    writerRole = roles.writer();
+    relayRole = roles.relay();
+    consumerRole = roles.consumer();
     writerPool = poolAs(writerRole);
     relayPool = poolAs(relayRole);
     consumerPool = poolAs(consumerRole);
@@ -68,16 +63,8 @@ class LeastPrivilegeIT {
 
   @AfterAll
   static void dropRoles() {
-    for (HikariDataSource pool : new HikariDataSource[] {writerPool, relayPool, consumerPool}) {
-      if (pool != null) {
-        pool.close();
-      }
-    }
-    for (String role : new String[] {writerRole, relayRole, consumerRole}) {
-      if (role != null) {
-        db.execute("DROP OWNED BY " + role);
-        db.execute("DROP ROLE " + role);
-      }
+    if (roles != null) {
+      roles.close();
     }
   }
 
@@ -88,21 +75,11 @@ class LeastPrivilegeIT {
 
   /** The test database's URL, logging in as {@code role} instead of the test's superuser. */
   private static String urlAs(String role) {
-    String url =
-        db.jdbcUrl()
-            .replaceAll("([?&])(user|password)=[^&]*", "$1")
-            .replaceAll("&&+", "&")
-            .replace("?&", "?");
-    return url + (url.endsWith("&") ? "" : "&") + "user=" + role + "&password=" + PASSWORD;
+    return roles.urlAs(role);
   }
 
   private static HikariDataSource poolAs(String role) {
-    HikariConfig config = new HikariConfig();
-    config.setJdbcUrl(urlAs(role));
-    config.setMaximumPoolSize(3);
-    config.setMinimumIdle(0);
-    config.setPoolName("least-privilege-" + role);
-    return new HikariDataSource(config);
+    return roles.poolAs(role, 3, "least-privilege-" + role);
   }
 
   private static DSLContext dsl(HikariDataSource pool) {

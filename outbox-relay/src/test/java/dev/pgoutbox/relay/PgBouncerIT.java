@@ -60,18 +60,11 @@ class PgBouncerIT {
   @BeforeAll
   static void start() {
     bouncer = PgBouncer.transactionMode(TestDatabase.get(), 2);
-    HikariConfig config = new HikariConfig();
-    config.setJdbcUrl(bouncer.jdbcUrl() + "&prepareThreshold=0");
-    config.setMaximumPoolSize(6);
-    config.setPoolName("through-pgbouncer");
-    pool = new HikariDataSource(config);
+    pool = bouncer.pool(6, "through-pgbouncer");
   }
 
   @AfterAll
   static void stop() {
-    if (pool != null) {
-      pool.close();
-    }
     if (bouncer != null) {
       bouncer.close();
     }

@@ -1,5 +1,7 @@
 package dev.pgoutbox.testing;
 
+import com.zaxxer.hikari.HikariConfig;
+import com.zaxxer.hikari.HikariDataSource;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.InetAddress;
@@ -38,6 +40,7 @@ public final class PgBouncer implements AutoCloseable {
       Pattern.compile("jdbc:postgresql://([^:/?]+)(?::(\\d+))?/([^?]+)(?:\\?(.*))?");
 
   private final Path dir;
+  private final List<HikariDataSource> pools = new ArrayList<>();
   private final int port;
   private final String database;
   private final String user;
@@ -164,6 +167,21 @@ public final class PgBouncer implements AutoCloseable {
     return "jdbc:postgresql://127.0.0.1:" + port + "/" + database + "?user=" + user;
   }
 
+  /**
+   * A pool of {@code size} connections through PgBouncer, closed with it. Without server-side
+   * prepared statements ({@code prepareThreshold=0}): in transaction mode a statement prepared in
+   * one transaction's server session is unknown to the next one's.
+   */
+  public HikariDataSource pool(int size, String name) {
+    HikariConfig config = new HikariConfig();
+    config.setJdbcUrl(jdbcUrl() + "&prepareThreshold=0");
+    config.setMaximumPoolSize(size);
+    config.setPoolName(name);
+    HikariDataSource pool = new HikariDataSource(config);
+    pools.add(pool);
+    return pool;
+  }
+
   /** What PgBouncer logged so far (its log file and output), for a failing test's message. */
   public String log() {
     StringBuilder text = new StringBuilder();
@@ -183,6 +201,7 @@ public final class PgBouncer implements AutoCloseable {
   /** Stops PgBouncer (SIGTERM, then waits) and deletes its files. */
   @Override
   public void close() {
+    pools.forEach(HikariDataSource::close);
     ChildProcesses.stop(process);
     Files2.deleteRecursively(dir);
   }

@@ -51,10 +51,7 @@ public final class BatchRunner {
   /** Whether the claimer claims every pending row (not parked ones only). */
   private boolean claimingAll = true;
 
-  /**
-   * Consults {@code guard} in each claim transaction while every pending row is claimed; null: no
-   * guard.
-   */
+  /** Consults {@code guard} (null: none) in each claim of every pending row. */
   public void fallBackGuard(@Nullable FallBackGuard guard) {
     fallBackGuard = guard;
   }
@@ -97,18 +94,12 @@ public final class BatchRunner {
     this.log = log;
   }
 
-  /**
-   * A writer committed events from {@code position} on: the next claim looks from there at the
-   * latest (see {@link Claimer#committedFrom}).
-   */
+  /** A writer committed events from {@code position} on ({@link Claimer#committedFrom}). */
   public void committedFrom(long position) {
     claimer.committedFrom(position);
   }
 
-  /**
-   * Whether the last {@link #runOnce} may have left events pending although its batch was not full
-   * (see {@link Claimer#mayHaveLeftEvents}).
-   */
+  /** Whether the last {@link #runOnce} may have left events pending: {@link Claimer}'s answer. */
   public boolean claimMayHaveLeftEvents() {
     return claimer.mayHaveLeftEvents();
   }

@@ -3,11 +3,15 @@ package dev.pgoutbox.relay.internal;
 import static dev.pgoutbox.db.jooq.Tables.OUTBOX_EVENTS;
 import static org.jooq.impl.DSL.param;
 
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.SQLException;
 import java.time.OffsetDateTime;
 import java.util.UUID;
 import org.jooq.Param;
 import org.jooq.Query;
 import org.jooq.impl.DSL;
+import org.postgresql.PGStatement;
 
 /**
  * The statements that record a batch's outcome in one outbox schema, built from the generated
@@ -52,7 +56,7 @@ public final class MarkStatements {
     Query update =
         DSL.update(OUTBOX_EVENTS)
             .set(OUTBOX_EVENTS.PROCESSED_AT, Sql.clockTimestamp())
-            .where(OUTBOX_EVENTS.POSITION.eq(DSL.any(positions)))
+            .where(OUTBOX_EVENTS.POSITION.in(unnested(positions)))
             .and(OUTBOX_EVENTS.PROCESSED_AT.isNull());
     return RenderedStatement.render(schema, update, "positions");
   }
@@ -62,15 +66,17 @@ public final class MarkStatements {
     Param<Long[]> positions = param("positions", Long[].class);
     Query delete =
         DSL.deleteFrom(OUTBOX_EVENTS)
-            .where(OUTBOX_EVENTS.POSITION.eq(DSL.any(positions)))
+            .where(OUTBOX_EVENTS.POSITION.in(unnested(positions)))
             .and(OUTBOX_EVENTS.PROCESSED_AT.isNull());
     return RenderedStatement.render(schema, delete, "positions");
   }
 
-  /**
-   * Records a failed attempt to be retried after a backoff, and appends it to {@code
-   * error_history}.
-   */
+  /** The positions as rows, each looked up on its own: see {@link #prepare}. */
+  private static org.jooq.Select<org.jooq.Record1<Long>> unnested(Param<Long[]> positions) {
+    return DSL.select(DSL.function(DSL.name("pg_catalog", "unnest"), Long.class, positions));
+  }
+
+  /** A failed attempt to retry after a backoff, appended to {@code error_history}. */
   public static RenderedStatement retry(String schema) {
     Param<Integer> attempts = param("attempts", Integer.class);
     Param<String> reason = param("reason", String.class);
@@ -101,9 +107,7 @@ public final class MarkStatements {
         "id");
   }
 
-  /**
-   * Records a failed attempt that dead-letters the event, and appends it to {@code error_history}.
-   */
+  /** A failed attempt that dead-letters the event, appended to {@code error_history}. */
   public static RenderedStatement dead(String schema) {
     Param<Integer> attempts = param("attempts", Integer.class);
     Param<String> reason = param("reason", String.class);
@@ -126,5 +130,17 @@ public final class MarkStatements {
             .and(OUTBOX_EVENTS.PROCESSED_AT.isNull());
     return RenderedStatement.render(
         schema, update, "attempts", "reason", "historyAttempt", "historyReason", "id");
+  }
+
+  /**
+   * Prepares {@link #published} or {@link #deleted} to be planned at every execution: a plan kept
+   * from when the table was small scanned all of {@code pending_aggregate_idx} per position, ever
+   * slower as the backlog grew (docs/wal-completion.md).
+   */
+  public static PreparedStatement prepare(Connection connection, RenderedStatement statement)
+      throws SQLException {
+    PreparedStatement prepared = connection.prepareStatement(statement.sql());
+    prepared.unwrap(PGStatement.class).setPrepareThreshold(0);
+    return prepared;
   }
 }

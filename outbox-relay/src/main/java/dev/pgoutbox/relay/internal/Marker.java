@@ -1,6 +1,5 @@
 package dev.pgoutbox.relay.internal;
 
-import dev.pgoutbox.db.OutboxSchema;
 import dev.pgoutbox.relay.Completion;
 import java.sql.Array;
 import java.sql.Connection;
@@ -35,11 +34,6 @@ public final class Marker {
     this.dead = MarkStatements.dead(schema);
   }
 
-  /** A marker for the outbox in the default schema ({@code public}). */
-  public Marker(Completion completion) {
-    this(completion, OutboxSchema.DEFAULT_SCHEMA);
-  }
-
   /**
    * Marks (or deletes) every published event in one statement. Rows are found by {@code position}
    * through the pending index, whose neighbouring entries share pages, rather than by random ids.
@@ -53,7 +47,7 @@ public final class Marker {
     }
     return tx.connectionResult(
         connection -> {
-          try (PreparedStatement statement = connection.prepareStatement(published.sql())) {
+          try (PreparedStatement statement = MarkStatements.prepare(connection, published)) {
             Array array = connection.createArrayOf("int8", positions.toArray(Long[]::new));
             try {
               statement.setArray(MarkStatements.PUBLISHED_POSITIONS, array);

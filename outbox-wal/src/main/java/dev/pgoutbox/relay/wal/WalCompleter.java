@@ -3,6 +3,7 @@ package dev.pgoutbox.relay.wal;
 import dev.pgoutbox.relay.Completion;
 import dev.pgoutbox.relay.internal.MarkStatements;
 import dev.pgoutbox.relay.internal.RelayLog;
+import dev.pgoutbox.relay.internal.RenderedStatement;
 import dev.pgoutbox.relay.internal.Sql;
 import java.sql.Array;
 import java.sql.Connection;
@@ -67,7 +68,7 @@ final class WalCompleter implements Runnable {
 
   private final ScheduledExecutorService executor;
   private final DataSource dataSource;
-  private final String sql;
+  private final RenderedStatement statement;
   private final boolean synchronousCommit;
   private final String applicationName;
   private final Duration errorBackoffMax;
@@ -97,11 +98,10 @@ final class WalCompleter implements Runnable {
       RelayLog log) {
     this.executor = executor;
     this.dataSource = dataSource;
-    this.sql =
-        (completion == Completion.DELETE
-                ? MarkStatements.deleted(schema)
-                : MarkStatements.published(schema))
-            .sql();
+    this.statement =
+        completion == Completion.DELETE
+            ? MarkStatements.deleted(schema)
+            : MarkStatements.published(schema);
     this.synchronousCommit = synchronousCommit;
     this.applicationName = applicationName;
     this.errorBackoffMax = errorBackoffMax;
@@ -258,7 +258,7 @@ final class WalCompleter implements Runnable {
           synchronousCommit,
           c -> {
             CommittingWriters.awaitVisible(c, writers);
-            try (PreparedStatement ps = c.prepareStatement(sql)) {
+            try (PreparedStatement ps = MarkStatements.prepare(c, statement)) {
               Array array = c.createArrayOf("int8", all);
               try {
                 ps.setArray(MarkStatements.PUBLISHED_POSITIONS, array);
